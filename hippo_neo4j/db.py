@@ -1,0 +1,71 @@
+"""Connections to Neo4j, and the Cypher files in ``cypher/`` that the library runs."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from neo4j import Driver, GraphDatabase
+from neo4j.exceptions import AuthError, ClientError, ServiceUnavailable
+
+from .config import ConnectionSettings
+from .errors import ServerError
+
+CYPHER_DIR = Path(__file__).resolve().parent / "cypher"
+
+
+@lru_cache(maxsize=None)
+def cypher(name: str) -> str:
+    """The text of ``cypher/<name>.cypher`` (one statement)."""
+    return (CYPHER_DIR / f"{name}.cypher").read_text(encoding="utf-8").strip().rstrip(";")
+
+
+def cypher_statements(name: str) -> list[str]:
+    """The statements of a multi-statement ``.cypher`` file, comments dropped, split on ';'."""
+    text = (CYPHER_DIR / f"{name}.cypher").read_text(encoding="utf-8")
+    text = re.sub(r"^\s*//.*$", "", text, flags=re.M)
+    return [s.strip() for s in text.split(";") if s.strip()]
+
+
+def connect_driver(uri: str, auth: tuple[str, str] | None, **kwargs: object) -> Driver:
+    """A driver whose connectivity is verified, with errors that say what to do."""
+    driver = GraphDatabase.driver(uri, auth=auth, **kwargs)
+    try:
+        driver.verify_connectivity()
+    except AuthError:
+        driver.close()
+        raise ServerError(
+            f"Neo4j at {uri} refused the credentials for user {auth[0] if auth else '(none)'!r}. "
+            "Set HIPPO_NEO4J_USER / HIPPO_NEO4J_PASSWORD (or --user/--password); for the local server the "
+            "password is generated into the file named by 'hippo neo4j status'."
+        ) from None
+    except (ServiceUnavailable, OSError) as exc:
+        driver.close()
+        raise ServerError(
+            f"Cannot reach Neo4j at {uri} ({type(exc).__name__}). Start the local server with "
+            "'hippo neo4j start', or point HIPPO_NEO4J_URI at a running Neo4j."
+        ) from None
+    except Exception:
+        driver.close()
+        raise
+    return driver
+
+
+def connect(settings: ConnectionSettings) -> Driver:
+    driver = connect_driver(settings.uri, settings.auth)
+    try:
+        driver.execute_query("RETURN gds.version() AS v", database_=settings.database)
+    except ClientError as exc:
+        driver.close()
+        if "gds.version" in str(exc) or "Unknown function" in str(exc):
+            raise ServerError(
+                f"Neo4j at {settings.uri} has no Graph Data Science plugin (gds.version() is unknown). "
+                "Install GDS there, or use the local server: unset HIPPO_NEO4J_URI and run 'hippo neo4j start'."
+            ) from None
+        if "database" in str(exc).lower():
+            raise ServerError(
+                f"Database {settings.database!r} is not available on {settings.uri}: {exc.message}"
+            ) from None
+        raise
+    return driver

@@ -1,0 +1,100 @@
+"""GDS in-memory projections of a namespace's phrase graph, built once and rebuilt lazily after writes.
+
+Every write to a namespace bumps ``(:HippoNamespace {name}).version`` in the same transaction. The
+projection's name carries that version, so a query either finds the current snapshot in the GDS catalogue
+or projects it (once: concurrent callers in this process wait on a lock, and a concurrent projection by
+another process is recognised and reused). Older snapshots of the namespace are dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from neo4j import Driver
+from neo4j.exceptions import ClientError
+
+from .db import cypher
+
+_locks: dict[tuple[str, str, str], threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+PREFIX = "hippo"
+
+
+def graph_name(ns: str, version: int) -> str:
+    return f"{PREFIX}:{ns}:v{version}"
+
+
+@dataclass(frozen=True)
+class Projection:
+    name: str
+    version: int
+    nodes: int
+    relationships: int
+    created: bool
+
+
+def namespace_version(driver: Driver, database: str, ns: str) -> int:
+    return driver.execute_query(cypher("namespace_version"), ns=ns, database_=database).records[0]["version"]
+
+
+def bump_version(tx, ns: str) -> int:  # noqa: ANN001 - a neo4j ManagedTransaction
+    """Call inside every write transaction that changes a namespace's graph."""
+    return tx.run(cypher("bump_namespace_version"), ns=ns).single()["version"]
+
+
+def _lock(driver: Driver, database: str, ns: str) -> threading.Lock:
+    key = (str(id(driver)), database, ns)
+    with _locks_guard:
+        return _locks.setdefault(key, threading.Lock())
+
+
+def _existing(driver: Driver, database: str, ns: str) -> dict[str, tuple[int, int]]:
+    records = driver.execute_query(
+        "CALL gds.graph.list() YIELD graphName, nodeCount, relationshipCount, database "
+        "WHERE database = $database AND graphName STARTS WITH $prefix "
+        "RETURN graphName, nodeCount, relationshipCount",
+        database=database,
+        prefix=f"{PREFIX}:{ns}:v",
+        database_=database,
+    ).records
+    return {r["graphName"]: (r["nodeCount"], r["relationshipCount"]) for r in records}
+
+
+def drop(driver: Driver, database: str, ns: str, keep: str | None = None) -> list[str]:
+    """Drop this namespace's projections (all, or all but ``keep``)."""
+    dropped = []
+    for name in _existing(driver, database, ns):
+        if name != keep:
+            driver.execute_query(
+                "CALL gds.graph.drop($name, false) YIELD graphName RETURN graphName", name=name, database_=database
+            )
+            dropped.append(name)
+    return dropped
+
+
+def ensure(driver: Driver, database: str, ns: str) -> Projection:
+    """The projection of the namespace's current graph version, projecting it if needed."""
+    version = namespace_version(driver, database, ns)
+    name = graph_name(ns, version)
+    existing = _existing(driver, database, ns)
+    if name in existing:
+        return Projection(name, version, *existing[name], created=False)
+    with _lock(driver, database, ns):
+        existing = _existing(driver, database, ns)
+        if name in existing:
+            return Projection(name, version, *existing[name], created=False)
+        try:
+            rec = driver.execute_query(
+                cypher("project_phrase_graph"), graph=name, ns=ns, database_=database
+            ).records
+        except ClientError as exc:
+            if "already exists" not in str(exc):
+                raise
+            existing = _existing(driver, database, ns)
+            return Projection(name, version, *existing[name], created=False)
+        if not rec:  # the namespace has no phrases: nothing to project
+            return Projection(name, version, 0, 0, created=False)
+        drop(driver, database, ns, keep=name)
+        return Projection(name, version, rec[0]["nodes"], rec[0]["relationships"], created=True)

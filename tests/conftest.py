@@ -1,0 +1,68 @@
+"""Test fixtures: one real Neo4j + GDS server for the whole session.
+
+The suite runs against a dedicated local instance (its own port, data directory and generated password),
+never the user's server. It reuses an instance that is already running and stops only what it started.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from hippo_neo4j import server
+from hippo_neo4j.config import ConnectionSettings, ServerSettings
+from hippo_neo4j.db import connect
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+DATASETS = Path(os.environ.get("HIPPO_DATASETS", SHARED / "datasets"))
+
+
+def test_server_settings(**overrides: object) -> ServerSettings:
+    base = ServerSettings.from_env()
+    state = Path(os.environ.get("HIPPO_TEST_DIR", Path(tempfile.gettempdir()) / "hippo-neo4j-test"))
+    values = {
+        "port": int(os.environ.get("HIPPO_TEST_NEO4J_PORT", "17687")),
+        "server_dir": state / "server",
+        "config_dir": state / "config",
+        "heap": os.environ.get("HIPPO_TEST_NEO4J_HEAP", "2g"),
+        "pagecache": os.environ.get("HIPPO_TEST_NEO4J_PAGECACHE", "1g"),
+        "auth": True,
+    }
+    values.update(overrides)
+    return base.model_copy(update=values)
+
+
+test_server_settings.__test__ = False  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session")
+def server_settings() -> ServerSettings:
+    return test_server_settings()
+
+
+@pytest.fixture(scope="session")
+def neo4j_server(server_settings: ServerSettings):
+    """The running test server; started here (and stopped at the end) unless already up."""
+    was_running = server.status(server_settings).running
+    st = server.start(server_settings, say=print)
+    yield st
+    if not was_running:
+        server.stop(server_settings)
+
+
+@pytest.fixture(scope="session")
+def connection(neo4j_server, server_settings: ServerSettings) -> ConnectionSettings:
+    password = server_settings.password()
+    return ConnectionSettings(
+        uri=server_settings.uri, password=password, database="neo4j", namespace="test"
+    )
+
+
+@pytest.fixture(scope="session")
+def driver(connection: ConnectionSettings):
+    drv = connect(connection)
+    yield drv
+    drv.close()

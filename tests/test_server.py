@@ -1,0 +1,236 @@
+"""The local Neo4j + GDS runtime: lifecycle, configuration, faults, and GDS semantics we rely on."""
+
+from __future__ import annotations
+
+import json
+import socket
+import stat
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from hippo_neo4j import projection, server
+from hippo_neo4j.cli import cli
+from hippo_neo4j.errors import JavaNotFoundError, ServerError
+
+from .conftest import test_server_settings
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ------------------------------------------------------------------------------------------ lifecycle
+
+
+def test_start_status_stop_cycle_through_cli(tmp_path, monkeypatch, neo4j_server):
+    """A second, throw-away instance: start, start again (no-op), status, stop, status."""
+    settings = test_server_settings(
+        port=_free_port(), server_dir=tmp_path / "srv", config_dir=tmp_path / "cfg", heap="512m", pagecache="128m"
+    )
+    env = {
+        "HIPPO_NEO4J_PORT": str(settings.port),
+        "HIPPO_SERVER_DIR": str(settings.server_dir),
+        "HIPPO_CONFIG_DIR": str(settings.config_dir),
+        "HIPPO_CACHE_DIR": str(settings.cache_dir),
+        "HIPPO_NEO4J_HEAP": "512m",
+        "HIPPO_NEO4J_PAGECACHE": "128m",
+    }
+    runner = CliRunner()
+    try:
+        first = runner.invoke(cli, ["neo4j", "start", "--json"], env=env, catch_exceptions=False)
+        assert first.exit_code == 0, first.output
+        started = json.loads(first.output)
+        assert started["running"] and started["gds_version"] and started["neo4j_version"]
+        assert started["uri"] == f"bolt://127.0.0.1:{settings.port}"
+
+        again = runner.invoke(cli, ["neo4j", "start"], env=env)
+        assert again.exit_code == 0 and "already running" in again.output
+
+        st = runner.invoke(cli, ["neo4j", "status", "--json"], env=env)
+        data = json.loads(st.output)
+        assert data["pid"] == started["pid"] and data["data_dir"] == str(settings.server_dir / "data")
+        assert data["gds_version"] == server.pinned_versions()["gds"]
+        assert data["neo4j_version"] == server.pinned_versions()["neo4j"]
+        # auth is on and the generated password is private to the user
+        pw = settings.password_file
+        assert stat.S_IMODE(pw.stat().st_mode) == 0o600
+        assert pw.read_text().strip() not in first.output + st.output
+
+        conf = (settings.server_dir / "conf" / "neo4j.conf").read_text()
+        assert "server.default_listen_address=127.0.0.1" in conf
+        assert f"server.bolt.listen_address=127.0.0.1:{settings.port}" in conf
+        assert "dbms.security.auth_enabled=true" in conf
+        assert "dbms.security.procedures.unrestricted=gds.*" in conf
+        assert "server.memory.heap.max_size=512m" in conf
+    finally:
+        stopped = runner.invoke(cli, ["neo4j", "stop"], env=env)
+    assert "stopped" in stopped.output, stopped.output
+    after = runner.invoke(cli, ["neo4j", "status"], env=env)
+    assert after.exit_code == 3 and "not running" in after.output
+    assert not server.port_open(settings.port)
+
+
+def test_wrong_password_is_a_clear_error_without_the_password(connection):
+    from hippo_neo4j.db import connect_driver
+
+    with pytest.raises(ServerError) as err:
+        connect_driver(connection.uri, ("neo4j", "not-the-password-123"))
+    assert "refused the credentials" in str(err.value)
+    assert "not-the-password-123" not in str(err.value)
+
+
+def test_port_taken_by_another_process_is_a_clear_error(tmp_path):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        settings = test_server_settings(port=port, server_dir=tmp_path / "srv", config_dir=tmp_path / "cfg")
+        with pytest.raises(ServerError, match=f"Port {port} .* already taken"):
+            server.start(settings)
+
+
+def test_server_down_names_the_uri():
+    from hippo_neo4j.db import connect_driver
+
+    uri = f"bolt://127.0.0.1:{_free_port()}"
+    with pytest.raises(ServerError, match=f"Cannot reach Neo4j at {uri}"):
+        connect_driver(uri, None)
+
+
+def test_java_too_old_names_the_jdk_and_paths(monkeypatch, tmp_path):
+    old = tmp_path / "jdk8"
+    (old / "bin").mkdir(parents=True)
+    fake = old / "bin" / "java"
+    fake.write_text('#!/bin/sh\necho \'openjdk version "1.8.0_402"\' >&2\n')
+    fake.chmod(0o755)
+    monkeypatch.setattr(server, "_java_candidates", lambda settings: [old, tmp_path / "nowhere"])
+    with pytest.raises(JavaNotFoundError) as err:
+        server.find_java(test_server_settings())
+    message = str(err.value)
+    assert "Java 21+" in message and str(old) in message and "Java 8" in message
+    assert "HIPPO_JAVA_HOME" in message
+
+
+def test_half_assembled_runtime_is_rebuilt(tmp_path, neo4j_server):
+    """An interrupted assembly (marker missing, or jars missing) is detected and rebuilt from Maven."""
+    settings = test_server_settings(cache_dir=tmp_path / "cache")
+    home = server.runtime_home(settings)
+    (home / "lib").mkdir(parents=True)
+    (home / "lib" / "neo4j-partial.jar").write_bytes(b"")
+    assert not server.runtime_is_complete(home)
+    assert server.ensure_runtime(settings) == home
+    assert server.runtime_is_complete(home)
+    assert not (home / "lib" / "neo4j-partial.jar").exists()
+    assert any(p.name.startswith("proc-") for p in (home / "plugins").glob("*.jar"))
+    assert not any(p.name.startswith("proc-") for p in (home / "lib").glob("*.jar"))
+    # a jar lost after assembly is noticed too
+    next((home / "plugins").glob("*.jar")).unlink()
+    assert not server.runtime_is_complete(home)
+
+
+def test_missing_artifact_error_names_it_and_the_alternative(tmp_path, monkeypatch):
+    settings = test_server_settings(cache_dir=tmp_path / "cache")
+    broken = server.pom_text().replace(
+        "<artifactId>proc-sysinfo</artifactId>", "<artifactId>proc-does-not-exist</artifactId>"
+    )
+    monkeypatch.setattr(server, "pom_text", lambda: broken)
+    with pytest.raises(server.RuntimeSetupError) as err:
+        server.ensure_runtime(settings)
+    assert "org.neo4j.gds:proc-does-not-exist" in str(err.value)
+    assert "HIPPO_NEO4J_URI" in str(err.value)
+    assert not server.runtime_home(settings).exists()
+
+
+# ------------------------------------------------------------------------------------- GDS semantics
+
+
+def power_iteration_ppr(n: int, edges: list[tuple[int, int, float]], reset: np.ndarray, damping: float) -> np.ndarray:
+    """p = d * W^T p + (1 - d) * reset on the undirected weighted graph, W row-normalised."""
+    w = np.zeros((n, n))
+    for a, b, weight in edges:
+        w[a, b] += weight
+        w[b, a] += weight
+    out = w.sum(axis=1, keepdims=True)
+    trans = np.divide(w, out, out=np.zeros_like(w), where=out > 0)
+    p = reset.copy()
+    for _ in range(1000):
+        p = damping * trans.T @ p + (1 - damping) * reset
+    return p
+
+
+def test_weighted_personalised_pagerank_matches_numpy(driver):
+    edges = [(0, 1, 1.0), (1, 2, 2.0), (2, 3, 0.5), (3, 0, 3.0), (1, 3, 1.5), (4, 5, 1.0), (2, 4, 0.25)]
+    n = 6
+    seeds = {0: 0.7, 5: 0.2, 2: 0.1}
+    driver.execute_query("MATCH (n:PprTest) DETACH DELETE n")
+    driver.execute_query(
+        "UNWIND range(0, $n - 1) AS i CREATE (:PprTest {i: i}) "
+        "WITH count(*) AS c UNWIND $edges AS e "
+        "MATCH (a:PprTest {i: e[0]}), (b:PprTest {i: e[1]}) CREATE (a)-[:E {w: e[2]}]->(b)",
+        n=n,
+        edges=[[a, b, w] for a, b, w in edges],
+    )
+    driver.execute_query("CALL gds.graph.drop('ppr-test', false)")
+    driver.execute_query(
+        "MATCH (a:PprTest) OPTIONAL MATCH (a)-[r:E]->(b:PprTest) "
+        "WITH gds.graph.project('ppr-test', a, b, {relationshipProperties: r {.w}}, "
+        "{undirectedRelationshipTypes: ['*']}) AS g RETURN g.nodeCount"
+    )
+    for damping in (0.5, 0.85):
+        records = driver.execute_query(
+            "UNWIND $seeds AS s MATCH (n:PprTest {i: s[0]}) WITH collect([n, s[1]]) AS src "
+            "CALL gds.pageRank.stream('ppr-test', {sourceNodes: src, dampingFactor: $d, "
+            "relationshipWeightProperty: 'w', maxIterations: 200, tolerance: 1e-12}) YIELD nodeId, score "
+            "RETURN gds.util.asNode(nodeId).i AS i, score",
+            seeds=[[k, v] for k, v in seeds.items()],
+            d=damping,
+        ).records
+        got = np.zeros(n)
+        for r in records:
+            got[r["i"]] = r["score"]
+        reset = np.zeros(n)
+        for k, v in seeds.items():
+            reset[k] = v
+        expected = power_iteration_ppr(n, edges, reset / reset.sum(), damping)
+        assert np.allclose(got / got.sum(), expected / expected.sum(), atol=1e-6), (damping, got, expected)
+        # the bias matters: with uniform seeds the answer is measurably different
+        uniform = power_iteration_ppr(n, edges, (reset > 0) / 3.0, damping)
+        assert not np.allclose(expected / expected.sum(), uniform / uniform.sum(), atol=1e-3)
+    driver.execute_query("CALL gds.graph.drop('ppr-test', false)")
+    driver.execute_query("MATCH (n:PprTest) DETACH DELETE n")
+
+
+def test_projection_is_reused_and_rebuilt_after_a_write(driver, connection):
+    ns = "projection-test"
+    db = connection.database
+    driver.execute_query("MATCH (n:Phrase {ns: $ns}) DETACH DELETE n", ns=ns)
+    driver.execute_query("MATCH (n:HippoNamespace {name: $ns}) DELETE n", ns=ns)
+    projection.drop(driver, db, ns)
+
+    def write(cypher_text: str) -> None:
+        def work(tx):
+            tx.run(cypher_text, ns=ns)
+            projection.bump_version(tx, ns)
+
+        with driver.session(database=db) as session:
+            session.execute_write(work)
+
+    write("CREATE (:Phrase {ns: $ns, text: 'a'})-[:RELATION {weight: 2}]->(:Phrase {ns: $ns, text: 'b'})")
+    first = projection.ensure(driver, db, ns)
+    assert first.created and first.nodes == 2 and first.relationships == 2
+    again = projection.ensure(driver, db, ns)
+    assert not again.created and again.name == first.name
+
+    write("MATCH (b:Phrase {ns: $ns, text: 'b'}) CREATE (b)-[:SYNONYM {score: 0.9}]->(:Phrase {ns: $ns, text: 'c'})")
+    rebuilt = projection.ensure(driver, db, ns)
+    assert rebuilt.created and rebuilt.name != first.name
+    assert rebuilt.nodes == 3 and rebuilt.relationships == 4
+    names = driver.execute_query("CALL gds.graph.list() YIELD graphName RETURN collect(graphName) AS g").records[0]["g"]
+    assert rebuilt.name in names and first.name not in names  # the stale snapshot was dropped
+    projection.drop(driver, db, ns)
+    driver.execute_query("MATCH (n:Phrase {ns: $ns}) DETACH DELETE n", ns=ns)
+    driver.execute_query("MATCH (n:HippoNamespace {name: $ns}) DELETE n", ns=ns)
