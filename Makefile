@@ -28,7 +28,7 @@ neo4j-stop:
 
 demo: install
 	$(HIPPO) neo4j start
-	$(HIPPO) neo4j status
+	$(HIPPO) demo
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)

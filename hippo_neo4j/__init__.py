@@ -1,3 +1,18 @@
 """hippo-neo4j: HippoRAG long-term memory for LLM applications, native to Neo4j and GDS."""
 
 __version__ = "0.1.0"
+
+from .config import ConnectionSettings, ServerSettings  # noqa: E402
+from .core import HippoConfig, HippoRAG, IndexReport, RetrievalResult  # noqa: E402
+from .models import Extraction, PassageIn  # noqa: E402
+
+__all__ = [
+    "ConnectionSettings",
+    "Extraction",
+    "HippoConfig",
+    "HippoRAG",
+    "IndexReport",
+    "PassageIn",
+    "RetrievalResult",
+    "ServerSettings",
+]

@@ -30,6 +30,7 @@ def cypher_statements(name: str) -> list[str]:
 
 def connect_driver(uri: str, auth: tuple[str, str] | None, **kwargs: object) -> Driver:
     """A driver whose connectivity is verified, with errors that say what to do."""
+    kwargs.setdefault("notifications_min_severity", "OFF")
     driver = GraphDatabase.driver(uri, auth=auth, **kwargs)
     try:
         driver.verify_connectivity()

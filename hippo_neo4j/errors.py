@@ -28,3 +28,14 @@ USE_EXISTING_HINT = (
     "HIPPO_NEO4J_USER, HIPPO_NEO4J_PASSWORD and HIPPO_NEO4J_DATABASE (see README, "
     "'Using an existing Neo4j')."
 )
+
+
+class ExtractionError(HippoError):
+    """Entity / triple extraction could not run (as opposed to one passage failing to parse)."""
+
+
+class LLMError(ExtractionError):
+    """The LLM endpoint is unusable: down, not OpenAI-compatible, unknown model, or the key was refused.
+
+    Messages name the endpoint URL and the model, never the API key.
+    """

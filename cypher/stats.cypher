@@ -1,0 +1,6 @@
+// Sizes of one namespace's graph.
+RETURN COUNT { MATCH (:Passage {ns: $ns}) } AS passages,
+       COUNT { MATCH (:Phrase {ns: $ns}) } AS phrases,
+       COUNT { MATCH (:Phrase {ns: $ns})-[:RELATION]->() } AS relation_edges,
+       COUNT { MATCH (:Phrase {ns: $ns})-[:SYNONYM]->() } AS synonym_edges,
+       COUNT { MATCH (:Phrase {ns: $ns})-[:MENTIONED_IN]->() } AS mention_edges

@@ -1,0 +1,606 @@
+"""HippoRAG on Neo4j: indexing into the Phrase/Passage graph, and retrieval with GDS Personalized PageRank.
+
+    from hippo_neo4j import HippoRAG
+    with HippoRAG(namespace="docs") as hippo:
+        hippo.index([{"title": "...", "text": "..."}])
+        result = hippo.query("Which Stanford professor works on Alzheimer's?")
+
+The graph (design card): ``(:Passage {ns, id, title, text, hash, embedding})``,
+``(:Phrase {ns, text, embedding})``, ``(:Phrase)-[:RELATION {weight, sources, predicates}]->(:Phrase)``,
+``(:Phrase)-[:SYNONYM {score}]->(:Phrase)``, ``(:Phrase)-[:MENTIONED_IN {count}]->(:Passage)``.
+Every statement lives in ``cypher/`` and is parameterised.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter, defaultdict
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Literal, Sequence
+
+import numpy as np
+from neo4j import Driver
+from pydantic import BaseModel, Field
+
+from . import projection
+from .config import ConnectionSettings
+from .db import connect, cypher, cypher_statements
+from .encoder import Encoder, shared_encoder
+from .errors import ConfigError, HippoError
+from .models import Extraction, PassageIn
+from .text import alnum_count, lucene_escape, normalize_phrase
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["hipporag1", "dense", "bm25"]
+MODES: tuple[str, ...] = ("hipporag1", "dense", "bm25")
+
+
+class HippoConfig(BaseModel):
+    """The algorithm's settings; defaults are the HippoRAG paper's."""
+
+    synonym_threshold: float = Field(0.8, description="tau: cosine at or above which phrases get a SYNONYM edge")
+    synonym_top_k: int = Field(100, le=100, description="vector-index candidates per new phrase")
+    damping: float = Field(0.5, gt=0, lt=1, description="PPR probability of following an edge")
+    batch_size: int = 256
+    ppr_max_iterations: int = 50  # damping 0.5 halves the error each step: 0.5**50 is far below tolerance
+    ppr_tolerance: float = 1e-9
+    top_phrases: int = 10
+
+
+# ---------------------------------------------------------------------------------------------- results
+
+
+class IndexReport(BaseModel):
+    passages: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    updated: int = 0
+    skipped_empty: int = 0
+    skipped_duplicate_id: int = 0
+    extraction_failures: list[str] = Field(default_factory=list)
+    no_triples: int = 0
+    triples: int = 0
+    malformed_triples: int = 0
+    self_loop_triples: int = 0
+    new_phrases: int = 0
+    synonym_edges: int = 0
+    timings: dict[str, float] = Field(default_factory=lambda: {"extract_s": 0.0, "embed_s": 0.0, "write_s": 0.0, "synonym_s": 0.0})
+
+    def merge(self, other: "IndexReport") -> None:
+        for name, value in other:
+            if name == "timings":
+                for k, v in value.items():
+                    self.timings[k] = self.timings.get(k, 0.0) + v
+            elif isinstance(value, list):
+                getattr(self, name).extend(value)
+            else:
+                setattr(self, name, getattr(self, name) + value)
+
+
+class LinkedEntity(BaseModel):
+    entity: str
+    phrase: str
+    similarity: float
+    passages: int
+    weight: float = 0.0
+
+
+class Contributor(BaseModel):
+    phrase: str
+    contribution: float
+
+
+class RetrievedPassage(BaseModel):
+    id: str
+    title: str | None = None
+    text: str
+    score: float
+    contributors: list[Contributor] = Field(default_factory=list)
+
+
+class RetrievalResult(BaseModel):
+    query: str
+    mode: str
+    entities: list[str] = Field(default_factory=list)
+    linked: list[LinkedEntity] = Field(default_factory=list)
+    top_phrases: list[dict[str, Any]] = Field(default_factory=list)
+    passages: list[RetrievedPassage] = Field(default_factory=list)
+    fell_back: bool = False
+    fallback_reason: str | None = None
+    elapsed_ms: float = 0.0
+
+    @property
+    def seeds(self) -> list[tuple[str, float]]:
+        return [(link.phrase, link.weight) for link in self.linked if link.weight > 0]
+
+
+class DeleteReport(BaseModel):
+    requested: int
+    deleted: int
+    missing: list[str] = Field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------------- the client
+
+
+def as_passage(item: PassageIn | dict[str, Any] | str) -> PassageIn:
+    if isinstance(item, PassageIn):
+        return item
+    if isinstance(item, str):
+        return PassageIn(text=item)
+    data = dict(item)
+    if "extraction" not in data and ("extracted_triples" in data or "triples" in data):
+        data["extraction"] = Extraction(
+            named_entities=data.get("extracted_entities") or data.get("named_entities") or [],
+            triples=data.get("extracted_triples") or data.get("triples") or [],
+        )
+    return PassageIn(
+        id=str(data["id"]) if data.get("id") not in (None, "") else None,
+        title=data.get("title") or "",
+        text=data.get("text") if data.get("text") is not None else "",
+        extraction=data.get("extraction"),
+    )
+
+
+def _valid_triple(triple: Any) -> tuple[str, str, str] | None:
+    if not isinstance(triple, (list, tuple)) or len(triple) != 3:
+        return None
+    if not all(isinstance(x, str) and x.strip() for x in triple):
+        return None
+    return triple[0], triple[1].strip(), triple[2]
+
+
+def _finite_or_none(vector: np.ndarray) -> list[float] | None:
+    return vector.tolist() if np.isfinite(vector).all() else None
+
+
+class HippoRAG:
+    """A HippoRAG memory living in one namespace of a Neo4j database."""
+
+    def __init__(
+        self,
+        connection: ConnectionSettings | None = None,
+        *,
+        namespace: str | None = None,
+        encoder: Encoder | None = None,
+        extractor: Any = None,
+        config: HippoConfig | None = None,
+        driver: Driver | None = None,
+    ) -> None:
+        self.connection = connection or ConnectionSettings.from_env()
+        self.namespace = namespace or self.connection.namespace
+        if not self.namespace or len(self.namespace) > 200:
+            raise ConfigError("A namespace must be a non-empty string of at most 200 characters.")
+        self.database = self.connection.database
+        self.config = config or HippoConfig()
+        self.encoder = encoder or shared_encoder()
+        self._extractor = extractor
+        self._owns_driver = driver is None
+        self.driver = driver or connect(self.connection)
+        self.ensure_schema()
+
+    # -- lifecycle
+
+    def close(self) -> None:
+        if self._owns_driver:
+            self.driver.close()
+
+    def __enter__(self) -> "HippoRAG":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def extractor(self) -> Any:
+        if self._extractor is None:
+            from .extract import make_extractor
+
+            self._extractor = make_extractor("auto")
+        return self._extractor
+
+    def _run(self, name: str, **params: Any) -> list[Any]:
+        return self.driver.execute_query(cypher(name), ns=self.namespace, database_=self.database, **params).records
+
+    @contextmanager
+    def _write(self) -> Iterator[Any]:
+        """One write transaction that also bumps the namespace's graph version (stale projections)."""
+        with self.driver.session(database=self.database) as session, session.begin_transaction() as tx:
+            yield tx  # an exception here rolls the transaction back
+            projection.bump_version(tx, self.namespace)
+            tx.commit()
+
+    def ensure_schema(self) -> None:
+        """Constraints and indexes (idempotent), then wait until every index is online."""
+        dim = self.encoder.dimension
+        for statement in cypher_statements("schema"):
+            self.driver.execute_query(statement.replace("$dim", str(int(dim))), database_=self.database)
+        found = self.driver.execute_query(
+            "SHOW VECTOR INDEXES YIELD name, options WHERE name = 'hippo_phrase_embedding' "
+            "RETURN options.indexConfig['vector.dimensions'] AS dim",
+            database_=self.database,
+        ).records
+        if found and found[0]["dim"] != dim:
+            raise ConfigError(
+                f"The database's phrase vector index has dimension {found[0]['dim']} but encoder "
+                f"{self.encoder.name!r} produces {dim}. Use the encoder the graph was built with, or another database."
+            )
+        self.driver.execute_query("CALL db.awaitIndexes(300)", database_=self.database)
+
+    # -- indexing
+
+    def index(
+        self, passages: Iterable[PassageIn | dict[str, Any] | str], *, progress: bool = False
+    ) -> IndexReport:
+        """Index passages (idempotent: the same id with the same content again is a no-op)."""
+        items = [as_passage(p) for p in passages]
+        report = IndexReport(passages=len(items))
+        unique: dict[str, PassageIn] = {}
+        for item in items:
+            if not item.text.strip():
+                report.skipped_empty += 1
+            elif item.passage_id in unique:
+                report.skipped_duplicate_id += 1
+                if unique[item.passage_id].hash != item.hash:
+                    log.warning("passage id %r appears twice with different text; the first is kept", item.passage_id)
+            else:
+                unique[item.passage_id] = item
+        todo = list(unique.values())
+        size = max(1, self.config.batch_size)
+        batches = [todo[i : i + size] for i in range(0, len(todo), size)]
+        with _progress(progress, len(todo), f"indexing into {self.namespace!r}") as advance:
+            for batch in batches:
+                report.merge(self._index_batch(batch))
+                advance(len(batch))
+        return report
+
+    def _index_batch(self, batch: list[PassageIn]) -> IndexReport:
+        report = IndexReport()
+        known = {r["id"]: r["hash"] for r in self._run("passage_hashes", ids=[p.passage_id for p in batch])}
+        fresh: list[PassageIn] = []
+        for p in batch:
+            old = known.get(p.passage_id)
+            if old == p.hash:
+                report.unchanged += 1
+            else:
+                report.updated += old is not None
+                fresh.append(p)
+        if not fresh:
+            return report
+
+        began = time.perf_counter()
+        need = [p for p in fresh if p.extraction is None]
+        if need:
+            extracted = self.extractor.extract(need)
+            for p, ext in zip(need, extracted):
+                p.extraction = ext
+        report.timings["extract_s"] += time.perf_counter() - began
+        ok = []
+        for p in fresh:
+            if p.extraction is None:
+                report.extraction_failures.append(p.passage_id)
+            else:
+                ok.append(p)
+        if not ok:
+            return report
+        updated_ids = [p.passage_id for p in ok if p.passage_id in known]
+        if updated_ids:  # an id indexed before with other content: remove its old contribution first
+            self.delete(updated_ids)
+
+        # Triples -> normalised phrases, mentions and relations.
+        rows, mentions, relations = [], [], []
+        phrases: set[str] = set()
+        for p in ok:
+            counts: Counter[str] = Counter()
+            kept = 0
+            for triple in p.extraction.triples:  # type: ignore[union-attr]
+                valid = _valid_triple(triple)
+                s, o = (normalize_phrase(valid[0]), normalize_phrase(valid[2])) if valid else ("", "")
+                if not valid or not s or not o:
+                    report.malformed_triples += 1
+                    continue
+                if s == o:
+                    report.self_loop_triples += 1
+                    continue
+                kept += 1
+                counts[s] += 1
+                counts[o] += 1
+                relations.append({"subject": s, "object": o, "predicate": valid[1], "passage": p.passage_id})
+            report.triples += kept
+            report.no_triples += kept == 0
+            phrases.update(counts)
+            mentions += [{"phrase": ph, "passage": p.passage_id, "count": c} for ph, c in counts.items()]
+            rows.append({"id": p.passage_id, "title": p.title, "text": p.text, "hash": p.hash, "triples": kept})
+
+        existing = {r["text"] for r in self._run("existing_phrases", texts=sorted(phrases))}
+        new_phrases = sorted(phrases - existing)
+        began = time.perf_counter()
+        passage_vectors = self.encoder.encode([p.full_text for p in ok])
+        phrase_vectors = self.encoder.encode(new_phrases)
+        report.timings["embed_s"] += time.perf_counter() - began
+        for row, vec in zip(rows, passage_vectors):
+            row["embedding"] = _finite_or_none(vec)
+        phrase_rows = [{"text": t, "embedding": _finite_or_none(v)} for t, v in zip(new_phrases, phrase_vectors)]
+
+        began = time.perf_counter()
+        with self._write() as tx:
+            tx.run(cypher("write_passages"), ns=self.namespace, passages=rows).consume()
+            tx.run(cypher("write_phrases"), ns=self.namespace, phrases=phrase_rows).consume()
+            tx.run(cypher("write_mentions"), ns=self.namespace, mentions=mentions).consume()
+            tx.run(cypher("write_relations"), ns=self.namespace, relations=relations).consume()
+        report.timings["write_s"] += time.perf_counter() - began
+        report.indexed += len(ok)
+        report.new_phrases += len(new_phrases)
+
+        began = time.perf_counter()
+        report.synonym_edges += self._link_synonyms([r for r in phrase_rows if r["embedding"] is not None])
+        report.timings["synonym_s"] += time.perf_counter() - began
+        return report
+
+    def _phrase_neighbours(self, rows: list[dict[str, Any]], first_k: int, done: Any) -> dict[Any, list[dict[str, Any]]]:
+        """Nearest phrases of this namespace per row ({key, embedding}), through the shared vector index.
+
+        The index spans all namespaces, so each row's search widens (k x 10) until ``done(row_hits, seen, k,
+        last_cosine)`` says enough of this namespace's phrases were seen.
+        """
+        results: dict[Any, list[dict[str, Any]]] = {}
+        pending = rows
+        for k in _widening(first_k):
+            still = []
+            for i in range(0, len(pending), 500):
+                chunk = pending[i : i + 500]
+                by_key = {r["key"]: r for r in chunk}
+                for rec in self._run("phrase_neighbours", rows=chunk, k=k):
+                    results[rec["key"]] = rec["hits"]
+                    if not done(rec["hits"], rec["seen"], k, rec["last"]):
+                        still.append(by_key[rec["key"]])
+            pending = still
+            if not pending:
+                break
+        return results
+
+    def _link_synonyms(self, new_phrases: list[dict[str, Any]]) -> int:
+        """SYNONYM edges for new phrases only, from the vector index's nearest neighbours (never all-vs-all)."""
+        eligible = [{"key": r["text"], "embedding": r["embedding"]} for r in new_phrases if alnum_count(r["text"]) > 2]
+        if not eligible:
+            return 0
+        top_k, tau = self.config.synonym_top_k, self.config.synonym_threshold
+
+        def done(hits: list[dict[str, Any]], seen: int, k: int, last: float | None) -> bool:
+            # enough candidates of this namespace, the index is exhausted, or no further hit can reach tau
+            return len(hits) > top_k or seen < k or last is None or last < tau
+
+        pairs: dict[tuple[str, str], float] = {}
+        for phrase, hits in self._phrase_neighbours(eligible, top_k + 1, done).items():
+            candidates = [h for h in hits if h["text"] != phrase][:top_k]
+            for hit in candidates:
+                if hit["cosine"] >= tau and alnum_count(hit["text"]) > 2:
+                    a, b = sorted((phrase, hit["text"]))
+                    pairs[(a, b)] = max(pairs.get((a, b), -1.0), float(hit["cosine"]))
+        if pairs:
+            with self._write() as tx:
+                tx.run(
+                    cypher("write_synonyms"),
+                    ns=self.namespace,
+                    pairs=[{"a": a, "b": b, "score": s} for (a, b), s in pairs.items()],
+                ).consume()
+        return len(pairs)
+
+    def import_openie(self, path: str | Path, *, progress: bool = False) -> IndexReport:
+        """Index a corpus with the extraction from a HippoRAG OpenIE file (``{"docs": [...]}``)."""
+        return self.index(load_openie(path), progress=progress)
+
+    # -- deleting
+
+    def delete(self, passage_ids: Sequence[str]) -> DeleteReport:
+        """Remove passages and exactly their contribution to the graph."""
+        ids = list(dict.fromkeys(str(i) for i in passage_ids))
+        found = {r["id"] for r in self._run("passage_hashes", ids=ids)}
+        size = max(1, self.config.batch_size)
+        present = [i for i in ids if i in found]
+        for start in range(0, len(present), size):
+            with self._write() as tx:
+                tx.run(cypher("delete_passages"), ns=self.namespace, ids=present[start : start + size]).consume()
+        return DeleteReport(requested=len(ids), deleted=len(present), missing=[i for i in ids if i not in found])
+
+    def drop_namespace(self) -> dict[str, int]:
+        """Delete every node of this namespace and its projections."""
+        before = self.stats()
+        with self.driver.session(database=self.database) as session:
+            session.run(cypher("drop_namespace"), ns=self.namespace).consume()
+            session.run("MATCH (n:HippoNamespace {name: $ns}) DELETE n", ns=self.namespace).consume()
+        projection.drop(self.driver, self.database, self.namespace)
+        return before
+
+    # -- reading
+
+    def stats(self) -> dict[str, int]:
+        return dict(self._run("stats")[0])
+
+    def query(
+        self,
+        text: str,
+        *,
+        mode: Mode | str = "hipporag1",
+        top_k: int = 10,
+        entities: Sequence[str] | None = None,
+    ) -> RetrievalResult:
+        """Retrieve the top-k passages for ``text`` (``entities`` overrides query NER in hipporag1)."""
+        began = time.perf_counter()
+        if mode not in MODES:
+            raise ConfigError(f"Unknown mode {mode!r}; choose one of {', '.join(MODES)}.")
+        if top_k < 1:
+            raise ConfigError("top_k must be at least 1.")
+        if mode == "dense":
+            result = self._dense(text, top_k)
+        elif mode == "bm25":
+            result = self._bm25(text, top_k)
+        else:
+            result = self._hipporag1(text, top_k, entities)
+        result.elapsed_ms = (time.perf_counter() - began) * 1000
+        return result
+
+    def _passages(self, records: Iterable[Any]) -> list[RetrievedPassage]:
+        return [
+            RetrievedPassage(
+                id=r["id"],
+                title=r["title"],
+                text=r["text"],
+                score=float(r["score"]),
+                contributors=[Contributor(**c) for c in (r.get("contributors") or [])],
+            )
+            for r in records
+        ]
+
+    def _dense(self, text: str, top_k: int) -> RetrievalResult:
+        vector = self.encoder.encode([text])[0]
+        if not text.strip() or not np.isfinite(vector).all():
+            return RetrievalResult(query=text, mode="dense")
+        for k in _widening(max(4 * top_k, 50)):  # the index spans namespaces: widen until top_k remain
+            records = self._run("dense_passages", embedding=vector.tolist(), k=k, topK=top_k)
+            if len(records) >= top_k or (records and records[0]["seen"] < k):
+                break
+        return RetrievalResult(query=text, mode="dense", passages=self._passages(records))
+
+    def _bm25(self, text: str, top_k: int) -> RetrievalResult:
+        query = lucene_escape(text).strip()
+        if not query:
+            return RetrievalResult(query=text, mode="bm25")
+        for k in _widening(100):  # widen until top_k hits of this namespace remain
+            records = self._run("bm25_passages", query=query, k=k, topK=top_k)
+            if len(records) >= top_k or (records and records[0]["hits"] < k):
+                break
+        return RetrievalResult(query=text, mode="bm25", passages=self._passages(records))
+
+    def link_entities(self, entities: Sequence[str]) -> list[LinkedEntity]:
+        """Each entity's most similar phrase (top-1 cosine), weighted 1/|P_i| and normalised to sum 1."""
+        names = list(dict.fromkeys(e for e in entities if isinstance(e, str) and normalize_phrase(e)))
+        if not names:
+            return []
+        vectors = self.encoder.encode([normalize_phrase(e) for e in names])
+        rows = [{"key": e, "embedding": v.tolist()} for e, v in zip(names, vectors) if np.isfinite(v).all()]
+        found = self._phrase_neighbours(rows, 10, lambda hits, seen, k, last: bool(hits) or seen < k)
+        best = {e: hits[0] for e, hits in found.items() if hits}
+        counts = {
+            r["text"]: r["passages"]
+            for r in self._run("phrase_passage_counts", texts=sorted({h["text"] for h in best.values()}))
+        }
+        links = [
+            LinkedEntity(entity=e, phrase=h["text"], similarity=float(h["cosine"]), passages=counts.get(h["text"], 0))
+            for e, h in best.items()
+        ]
+        weights = {link.phrase: 1.0 / link.passages for link in links if link.passages > 0}
+        total = sum(weights.values())
+        for link in links:
+            link.weight = weights.get(link.phrase, 0.0) / total if total else 0.0
+        return links
+
+    def _hipporag1(self, text: str, top_k: int, entities: Sequence[str] | None) -> RetrievalResult:
+        ents = list(entities) if entities is not None else list(self.extractor.query_entities(text))
+        linked = self.link_entities(ents)
+        seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
+        if not seeds:
+            fallback = self._dense(text, top_k)
+            fallback.mode, fallback.entities, fallback.linked = "hipporag1", ents, linked
+            fallback.fell_back = True
+            fallback.fallback_reason = (
+                "no query entities" if not ents else "no query entity links to a phrase in this namespace"
+            )
+            return fallback
+        graph = projection.ensure(self.driver, self.database, self.namespace)
+        records = self._run(
+            "ppr_passages",
+            graph=graph.name,
+            seeds=[{"text": t, "weight": w} for t, w in seeds.items()],
+            damping=self.config.damping,
+            maxIterations=self.config.ppr_max_iterations,
+            tolerance=self.config.ppr_tolerance,
+            topK=top_k,
+            topPhrases=self.config.top_phrases,
+        )
+        return RetrievalResult(
+            query=text,
+            mode="hipporag1",
+            entities=ents,
+            linked=linked,
+            top_phrases=records[0]["topPhrases"] if records else [],
+            passages=self._passages(records),
+        )
+
+
+# ----------------------------------------------------------------------------------------------- inputs
+
+
+def load_openie(path: str | Path) -> list[PassageIn]:
+    """Passages with their extraction from a HippoRAG OpenIE file."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise HippoError(f"Cannot read OpenIE file {path}: {exc}") from None
+    docs = data.get("docs") if isinstance(data, dict) else None
+    if not isinstance(docs, list):
+        raise HippoError(f"{path} is not a HippoRAG OpenIE file: expected an object with a 'docs' list.")
+    passages = []
+    for doc in docs:
+        if not isinstance(doc, dict):
+            continue
+        title, body = doc.get("title") or "", doc.get("text")
+        if body is None:  # older files only carry "passage" = title + "\n" + text
+            body = doc.get("passage") or ""
+        passages.append(
+            PassageIn(
+                title=title,
+                text=body,
+                extraction=Extraction(
+                    named_entities=[e for e in doc.get("extracted_entities") or [] if isinstance(e, str)],
+                    triples=doc.get("extracted_triples") or [],
+                ),
+            )
+        )
+    return passages
+
+
+def load_corpus(path: str | Path) -> list[PassageIn]:
+    """A HippoRAG corpus JSON list of {title, text} (optional id), or a directory of .txt/.md files."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix.lower() in {".txt", ".md"} and p.is_file())
+        return [
+            PassageIn(id=str(f.relative_to(path)), title=f.stem, text=f.read_text(encoding="utf-8", errors="replace"))
+            for f in files
+        ]
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise HippoError(f"Cannot read corpus {path}: {exc}") from None
+    if not isinstance(data, list):
+        raise HippoError(f"{path}: a corpus is a JSON list of {{\"title\", \"text\"}} objects.")
+    return [as_passage(d) for d in data if isinstance(d, (dict, str))]
+
+
+def _widening(first: int, cap: int = 100_000) -> Iterator[int]:
+    """k, 10k, 100k, ... up to ``cap``: how far a search over a shared index reads."""
+    k = max(1, first)
+    while True:
+        yield k
+        if k >= cap:
+            return
+        k = min(k * 10, cap)
+
+
+@contextmanager
+def _progress(enabled: bool, total: int, label: str) -> Iterator[Any]:
+    if not enabled or total == 0:
+        yield lambda n: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=False
+    ) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda n: bar.advance(task, n)

@@ -1,0 +1,259 @@
+"""Indexing into the Phrase/Passage graph and retrieval with GDS PPR, on the real server."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from hippo_neo4j import HippoConfig, HippoRAG
+from hippo_neo4j.cli import cli
+from hippo_neo4j.core import load_openie
+from hippo_neo4j.reference import ReferenceGraph
+
+from .conftest import DATASETS
+
+OPENIE = DATASETS / "musique_train" / "openie_gpt-3.5-turbo-1106.json"
+
+
+class NoExtractor:
+    """Tests here supply every extraction; calling the extractor is a test failure."""
+
+    name = "none"
+
+    def extract(self, passages):
+        raise AssertionError(f"extractor called for {[p.passage_id for p in passages]}")
+
+    def query_entities(self, text):
+        raise AssertionError("query entities must be given explicitly in these tests")
+
+
+@pytest.fixture
+def memory_factory(connection, driver):
+    made = []
+
+    def make(namespace: str | None = None, **kwargs):
+        ns = namespace or f"t-{uuid.uuid4().hex[:8]}"
+        kwargs.setdefault("extractor", NoExtractor())
+        memory = HippoRAG(connection, namespace=ns, driver=driver, **kwargs)
+        made.append(memory)
+        return memory
+
+    yield make
+    for memory in made:
+        memory.drop_namespace()
+
+
+def P(pid, text, *triples, title=""):
+    return {"id": pid, "title": title, "text": text, "extraction": {"named_entities": [], "triples": [list(t) for t in triples]}}
+
+
+# The paper's path-finding case: one passage says a professor studies Alzheimer's, another that he is at
+# Stanford; distractors are other Stanford professors and other Alzheimer's researchers.
+PATH_CORPUS = [
+    P("lane-alz", "Thomas Lane studies Alzheimer's disease in his laboratory.", ("Thomas Lane", "studies", "Alzheimer's disease")),
+    P("lane-stanford", "Thomas Lane teaches at Stanford University.", ("Thomas Lane", "teaches at", "Stanford University")),
+    P("ng", "Andrew Ng is a professor at Stanford University.", ("Andrew Ng", "professor at", "Stanford University")),
+    P("hall", "Rebecca Hall is a professor at Stanford University.", ("Rebecca Hall", "professor at", "Stanford University")),
+    P("ortiz", "Luis Ortiz, a professor at Stanford University, builds robotics systems.",
+      ("Luis Ortiz", "professor at", "Stanford University")),
+    P("kim", "Professor Mina Kim works on Alzheimer's disease.", ("Mina Kim", "works on", "Alzheimer's disease")),
+    P("berg", "Professor Anna Berg works on Alzheimer's disease.", ("Anna Berg", "works on", "Alzheimer's disease")),
+    P("novak", "Professor Jan Novak works on Alzheimer's disease.", ("Jan Novak", "works on", "Alzheimer's disease")),
+]
+
+
+def test_path_finding_case_hipporag1_finds_both_hops_and_dense_does_not(memory_factory):
+    memory = memory_factory()
+    report = memory.index(PATH_CORPUS)
+    assert report.indexed == len(PATH_CORPUS) and report.malformed_triples == 0
+    question = "Which Stanford professor works on Alzheimer's?"
+    result = memory.query(question, entities=["Stanford", "Alzheimer's"], top_k=5)
+    assert not result.fell_back
+    assert {link.phrase for link in result.linked} == {"stanford university", "alzheimer s disease"}
+    assert abs(sum(link.weight for link in result.linked) - 1) < 1e-9
+    assert {p.id for p in result.passages[:2]} == {"lane-alz", "lane-stanford"}
+    # each passage states one fact, so only the graph's shape sets Thomas Lane apart: he is the bridge
+    # explanations: the bridge phrase carries the answer
+    assert "thomas lane" in [c.phrase for c in result.passages[0].contributors]
+    assert result.top_phrases and result.top_phrases[0]["mass"] >= result.top_phrases[-1]["mass"]
+
+    dense = memory.query(question, mode="dense", top_k=5)
+    assert len(dense.passages) == 5
+    assert {p.id for p in dense.passages[:2]} != {"lane-alz", "lane-stanford"}
+
+
+def test_ppr_and_aggregation_equal_numpy_on_imported_musique(memory_factory):
+    docs = load_openie(OPENIE)[:150]
+    memory = memory_factory()
+    report = memory.index(docs)
+    assert report.indexed == 150
+    ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace)
+    stats = memory.stats()
+    assert len(ref.phrases) == stats["phrases"] and len(ref.passages) == stats["passages"] == 150
+
+    checked = 0
+    for doc in docs[:40:4]:
+        entities = [e for e in doc.extraction.named_entities if e.strip()][:3]
+        if not entities:
+            continue
+        result = memory.query("q", entities=entities, top_k=10)
+        assert not result.fell_back
+        seeds = ref.seed_weights([link.phrase for link in result.linked])
+        assert seeds == pytest.approx(dict(result.seeds), abs=1e-12)
+        expected = ref.retrieve(seeds, damping=memory.config.damping, top_k=10)
+        got = [(p.id, p.score) for p in result.passages]
+        assert len(got) == len(expected)
+        np.testing.assert_allclose([s for _, s in got], [s for _, s in expected], atol=1e-6)
+        # same ranking, up to passages whose scores tie within 1e-9
+        for (gid, gs), (eid, es) in zip(got, expected):
+            assert gid == eid or abs(gs - es) < 1e-9
+        mass = ref.ppr(seeds, memory.config.damping)
+        top = max(result.top_phrases, key=lambda t: t["mass"])
+        assert top["mass"] == pytest.approx(mass[ref.phrase_index[top["phrase"]]], abs=1e-6)
+        checked += 1
+    assert checked >= 8
+
+
+def test_reindexing_is_a_noop_and_malformed_triples_are_counted(memory_factory):
+    memory = memory_factory()
+    corpus = [
+        P("a", "Alpha text.", ("Alpha", "is", "first letter"), ("Alpha", ""), ["", "x", "y"], ("Alpha", "is", "  "), "junk",
+          ("Alpha", "is", "ALPHA!"), [1, 2, 3], ("Alpha", "precedes", "Beta")),
+        P("b", "Beta text.", ("Beta", "is", "second letter")),
+        {"id": "empty", "text": "   "},
+        P("a", "Alpha text again with another text."),
+    ]
+    first = memory.index(corpus)
+    assert first.indexed == 2
+    assert first.malformed_triples == 5 and first.self_loop_triples == 1 and first.triples == 3
+    assert first.skipped_empty == 1 and first.skipped_duplicate_id == 1
+    before = memory.stats()
+    version = memory.driver.execute_query(
+        "MATCH (n:HippoNamespace {name: $ns}) RETURN n.version AS v", ns=memory.namespace
+    ).records[0]["v"]
+
+    again = memory.index(corpus)
+    assert again.indexed == 0 and again.unchanged == 2
+    assert memory.stats() == before
+    assert memory.driver.execute_query(
+        "MATCH (n:HippoNamespace {name: $ns}) RETURN n.version AS v", ns=memory.namespace
+    ).records[0]["v"] == version  # nothing written, so the GDS projection stays valid
+
+    rel = memory.driver.execute_query(
+        "MATCH (:Phrase {ns: $ns, text: 'alpha'})-[r:RELATION]->(:Phrase {ns: $ns, text: 'first letter'}) RETURN r",
+        ns=memory.namespace,
+    ).records[0]["r"]
+    assert rel["weight"] == 1 and rel["sources"] == ["a"] and rel["predicates"] == ["is"]
+
+
+def test_relation_weight_counts_pair_across_corpus_and_update_replaces(memory_factory):
+    memory = memory_factory()
+    memory.index([
+        P("1", "one", ("Paris", "capital of", "France")),
+        P("2", "two", ("Paris", "largest city of", "France"), ("Paris", "capital of", "France")),
+    ])
+    q = ("MATCH (:Phrase {ns: $ns, text: 'paris'})-[r:RELATION]->(:Phrase {ns: $ns, text: 'france'}) "
+         "RETURN r.weight AS w, r.sources AS s, r.predicates AS p")
+    rec = memory.driver.execute_query(q, ns=memory.namespace).records[0]
+    assert rec["w"] == 3 and sorted(rec["s"]) == ["1", "2", "2"]
+    mention = memory.driver.execute_query(
+        "MATCH (:Phrase {ns: $ns, text: 'paris'})-[m:MENTIONED_IN]->(:Passage {id: '2'}) RETURN m.count AS c",
+        ns=memory.namespace,
+    ).records[0]["c"]
+    assert mention == 2
+
+    report = memory.index([P("2", "two, rewritten", ("Paris", "located in", "France"))])
+    assert report.updated == 1 and report.indexed == 1
+    rec = memory.driver.execute_query(q, ns=memory.namespace).records[0]
+    assert rec["w"] == 2 and sorted(rec["s"]) == ["1", "2"] and sorted(rec["p"]) == ["capital of", "located in"]
+
+
+def test_synonym_edges_incremental_threshold_and_short_phrases(memory_factory):
+    memory = memory_factory(config=HippoConfig(synonym_threshold=0.8))
+    memory.index([P("1", "x", ("Nobel Prize in Physics", "awarded to", "Marie Curie"), ("UN", "based in", "New York"))])
+    memory.index([P("2", "y", ("Nobel Prize in Chemistry", "awarded to", "Marie Skłodowska Curie"), ("U.N.", "based in", "NYC"))])
+    pairs = {
+        (r["a"], r["b"]): r["s"]
+        for r in memory.driver.execute_query(
+            "MATCH (a:Phrase {ns: $ns})-[s:SYNONYM]->(b:Phrase {ns: $ns}) RETURN a.text AS a, b.text AS b, s.score AS s",
+            ns=memory.namespace,
+        ).records
+    }
+    key = ("nobel prize in chemistry", "nobel prize in physics")
+    assert key in pairs and 0.8 <= pairs[key] < 1.0
+    assert all(a < b for a, b in pairs)  # one edge per unordered pair
+    assert not any("u n" in pair or "un" in pair for pair in pairs)  # <= 2 alphanumerics: no synonyms
+
+    strict = memory_factory(config=HippoConfig(synonym_threshold=0.95))
+    strict.index([P("1", "x", ("Nobel Prize in Physics", "awarded to", "Marie Curie"))])
+    strict.index([P("2", "y", ("Nobel Prize in Chemistry", "awarded to", "Pierre Curie"))])
+    assert strict.stats()["synonym_edges"] == 0
+
+
+def test_namespaces_never_see_each_other(memory_factory):
+    one, two = memory_factory(), memory_factory()
+    one.index([P("shared-id", "Apples grow on trees.", ("apple", "grows on", "tree"))])
+    two.index([P("shared-id", "Ships sail on the sea.", ("ship", "sails on", "sea"))])
+    assert one.stats()["passages"] == two.stats()["passages"] == 1
+    for mode in ("dense", "bm25"):
+        assert [p.text for p in one.query("ships sail on the sea", mode=mode).passages] in ([], ["Apples grow on trees."])
+    linked = one.query("q", entities=["ship"]).linked
+    assert all(link.phrase in {"apple", "tree"} for link in linked)
+    two.delete(["shared-id"])
+    assert one.stats()["passages"] == 1 and two.stats()["passages"] == 0
+
+
+def test_no_entity_link_falls_back_to_dense_and_says_so(memory_factory):
+    memory = memory_factory()
+    memory.index(PATH_CORPUS)
+    result = memory.query("robotics at Stanford", entities=[], top_k=3)
+    assert result.fell_back and result.fallback_reason == "no query entities"
+    assert result.mode == "hipporag1" and len(result.passages) == 3
+    assert result.passages[0].id == "ortiz"
+
+
+def test_bm25_escapes_lucene_and_cypher_looking_text(memory_factory):
+    memory = memory_factory()
+    memory.index(PATH_CORPUS + [P("odd", 'Weird text: (a OR b) AND "c" ~ d* } MATCH (n) DETACH DELETE n //', ("weird", "is", "text"))])
+    for query in ['(a OR b) AND "c"', "MATCH (n) DETACH DELETE n", "robotics] OR title:*", "\\", "AND", "~*?"]:
+        result = memory.query(query, mode="bm25", top_k=3)
+        assert isinstance(result.passages, list)
+    assert memory.query("robotics", mode="bm25").passages[0].id == "ortiz"
+    assert memory.query("MATCH (n) DETACH DELETE n", mode="bm25").passages[0].id == "odd"
+    assert memory.stats()["passages"] == len(PATH_CORPUS) + 1
+
+
+def test_cli_index_query_stats_json(tmp_path, connection, monkeypatch):
+    ns = f"cli-{uuid.uuid4().hex[:8]}"
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps(PATH_CORPUS))
+    env = {
+        "HIPPO_NEO4J_URI": connection.uri,
+        "HIPPO_NEO4J_PASSWORD": connection.password.get_secret_value(),
+        "HIPPO_NAMESPACE": ns,
+    }
+    runner = CliRunner()
+    try:
+        out = runner.invoke(cli, ["index", str(corpus), "--json"], env=env, catch_exceptions=False)
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.output)["indexed"] == len(PATH_CORPUS)
+        out = runner.invoke(
+            cli, ["query", "Which Stanford professor works on Alzheimer's?", "--entities", "Stanford|Alzheimer's", "--json", "--top-k", "2"],
+            env=env, catch_exceptions=False,
+        )
+        data = json.loads(out.output)
+        assert {p["id"] for p in data["passages"]} == {"lane-alz", "lane-stanford"}
+        assert connection.password.get_secret_value() not in out.output
+        out = runner.invoke(cli, ["stats", "--json"], env=env, catch_exceptions=False)
+        stats = json.loads(out.output)
+        assert stats["passages"] == len(PATH_CORPUS) and stats["relation_edges"] > 0 and stats["mention_edges"] > 0
+        text = runner.invoke(cli, ["query", "robotics", "--mode", "bm25"], env=env, catch_exceptions=False).output
+        assert "ortiz" in text
+    finally:
+        runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
+    after = json.loads(runner.invoke(cli, ["stats", "--json"], env=env).output)
+    assert after["passages"] == 0 and after["phrases"] == 0
