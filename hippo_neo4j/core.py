@@ -23,6 +23,7 @@ from typing import Any, Iterable, Iterator, Literal, Sequence
 
 import numpy as np
 from neo4j import Driver
+from neo4j.exceptions import ClientError
 from pydantic import BaseModel, Field
 
 from . import projection
@@ -511,17 +512,23 @@ class HippoRAG:
                 "no query entities" if not ents else "no query entity links to a phrase in this namespace"
             )
             return fallback
+        params = {
+            "seeds": [{"text": t, "weight": w} for t, w in seeds.items()],
+            "damping": self.config.damping,
+            "maxIterations": self.config.ppr_max_iterations,
+            "tolerance": self.config.ppr_tolerance,
+            "topK": top_k,
+            "topPhrases": self.config.top_phrases,
+        }
         graph = projection.ensure(self.driver, self.database, self.namespace)
-        records = self._run(
-            "ppr_passages",
-            graph=graph.name,
-            seeds=[{"text": t, "weight": w} for t, w in seeds.items()],
-            damping=self.config.damping,
-            maxIterations=self.config.ppr_max_iterations,
-            tolerance=self.config.ppr_tolerance,
-            topK=top_k,
-            topPhrases=self.config.top_phrases,
-        )
+        try:
+            records = self._run("ppr_passages", graph=graph.name, **params)
+        except ClientError as exc:  # the projection was dropped by another client: project again, once
+            if "not found" not in str(exc) and "does not exist" not in str(exc):
+                raise
+            projection.forget(self.driver, self.database, self.namespace)
+            graph = projection.ensure(self.driver, self.database, self.namespace)
+            records = self._run("ppr_passages", graph=graph.name, **params)
         return RetrievalResult(
             query=text,
             mode="hipporag1",

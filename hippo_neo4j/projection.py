@@ -18,6 +18,10 @@ from .db import cypher
 
 _locks: dict[tuple[str, str, str], threading.Lock] = {}
 _locks_guard = threading.Lock()
+# Projections this process has seen in the catalogue, so a query at an unchanged version skips
+# gds.graph.list (one round trip less). A projection dropped behind our back is handled by the caller
+# with forget() and a retry.
+_known: dict[tuple[str, str, str], Projection] = {}
 
 PREFIX = "hippo"
 
@@ -64,6 +68,8 @@ def _existing(driver: Driver, database: str, ns: str) -> dict[str, tuple[int, in
 
 def drop(driver: Driver, database: str, ns: str, keep: str | None = None) -> list[str]:
     """Drop this namespace's projections (all, or all but ``keep``)."""
+    if keep is None:
+        forget(driver, database, ns)
     dropped = []
     for name in _existing(driver, database, ns):
         if name != keep:
@@ -74,9 +80,24 @@ def drop(driver: Driver, database: str, ns: str, keep: str | None = None) -> lis
     return dropped
 
 
+def forget(driver: Driver, database: str, ns: str) -> None:
+    """Drop what this process remembers of the namespace's projection (e.g. after 'graph not found')."""
+    _known.pop((str(id(driver)), database, ns), None)
+
+
 def ensure(driver: Driver, database: str, ns: str) -> Projection:
     """The projection of the namespace's current graph version, projecting it if needed."""
     version = namespace_version(driver, database, ns)
+    key = (str(id(driver)), database, ns)
+    known = _known.get(key)
+    if known is not None and known.version == version:
+        return Projection(known.name, version, known.nodes, known.relationships, created=False)
+    found = _ensure(driver, database, ns, version)
+    _known[key] = found
+    return found
+
+
+def _ensure(driver: Driver, database: str, ns: str, version: int) -> Projection:
     name = graph_name(ns, version)
     existing = _existing(driver, database, ns)
     if name in existing:

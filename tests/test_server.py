@@ -234,3 +234,24 @@ def test_projection_is_reused_and_rebuilt_after_a_write(driver, connection):
     projection.drop(driver, db, ns)
     driver.execute_query("MATCH (n:Phrase {ns: $ns}) DETACH DELETE n", ns=ns)
     driver.execute_query("MATCH (n:HippoNamespace {name: $ns}) DELETE n", ns=ns)
+
+
+def test_projection_dropped_by_another_client_is_rebuilt(driver, connection):
+    """A query never fails because someone dropped the namespace's projection behind our back."""
+    from hippo_neo4j import HippoRAG
+
+    ns = "projection-dropped-test"
+    memory = HippoRAG(connection, namespace=ns, driver=driver, extractor=object())
+    try:
+        memory.index([{"id": "1", "text": "x", "extraction": {"triples": [["Ada Lovelace", "wrote", "notes"]]}}])
+        first = memory.query("q", entities=["Ada Lovelace"])
+        projection.drop(driver, connection.database, ns)  # as another client would
+        projection._known.clear()
+        projection._known[(str(id(driver)), connection.database, ns)] = projection.Projection(
+            projection.graph_name(ns, projection.namespace_version(driver, connection.database, ns)), 
+            projection.namespace_version(driver, connection.database, ns), 2, 2, False,
+        )
+        again = memory.query("q", entities=["Ada Lovelace"])
+        assert [p.id for p in again.passages] == [p.id for p in first.passages] == ["1"]
+    finally:
+        memory.drop_namespace()

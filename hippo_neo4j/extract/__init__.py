@@ -43,4 +43,14 @@ class StreamingExtractor(Protocol):
     ) -> Iterator[tuple[int, Extraction | ExtractionFailure]]: ...
 
 
-__all__ = ["Extractor", "ExtractionFailure", "StreamingExtractor"]
+def make_extractor(kind: str = "auto", cache: object = True, **options: object) -> Extractor:
+    """``auto`` | ``llm`` | ``offline``, cached by default; see :func:`hippo_neo4j.extract.factory.make_extractor`.
+
+    Imported lazily so that ``import hippo_neo4j.extract`` loads neither spaCy nor openai.
+    """
+    from .factory import make_extractor as _make
+
+    return _make(kind, cache, **options)  # type: ignore[arg-type]
+
+
+__all__ = ["Extractor", "ExtractionFailure", "StreamingExtractor", "make_extractor"]

