@@ -147,18 +147,88 @@ def _report_text(report: "IndexReport") -> str:
     return "\n".join(lines)
 
 
+def extractor_option(f: Any) -> Any:
+    return click.option(
+        "--extractor",
+        "extractor_kind",
+        type=click.Choice(["auto", "llm", "offline"]),
+        default="auto",
+        show_default=True,
+        help="auto: the LLM when OPENAI_BASE_URL or OPENAI_API_KEY is set, else offline (spaCy).",
+    )(f)
+
+
+def _extraction_summary(extractor: Any) -> tuple[dict[str, Any], list[str]]:
+    """Cache hits, failures and LLM usage of an extractor after a run."""
+    data: dict[str, Any] = {"extractor": getattr(extractor, "name", None)}
+    lines = [f"extractor {data['extractor']}"]
+    counts = getattr(extractor, "counts", None)
+    if counts is not None:
+        data["cache"] = {"cached": counts.cached, "new": counts.new, "failed": counts.failed}
+        data["failures"] = [dataclasses.asdict(f) for f in counts.failures]
+        lines.append(counts.summary())
+        for failure in counts.failures[:10]:
+            lines.append(f"  failed {failure.passage_id}: {failure.error}")
+    stats = getattr(getattr(extractor, "inner", extractor), "stats", None)
+    if stats is not None and hasattr(stats, "summary"):
+        data["llm"] = {
+            "calls": stats.calls,
+            "retries": stats.retries,
+            "prompt_tokens": stats.prompt_tokens,
+            "completion_tokens": stats.completion_tokens,
+            "cost_usd": round(stats.cost_usd, 6),
+        }
+        lines.append(stats.summary())
+    return data, lines
+
+
 @cli.command("index")
 @click.argument("corpus", type=click.Path(exists=True))
+@extractor_option
+@click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; index nothing.")
 @json_option
 @click.pass_context
-def index_cmd(ctx: click.Context, corpus: str, as_json: bool) -> None:
-    """Index CORPUS: a JSON list of {title, text} (optional id), or a directory of .txt/.md files."""
+def index_cmd(ctx: click.Context, corpus: str, extractor_kind: str, dry_run: bool, as_json: bool) -> None:
+    """Index CORPUS: a JSON list of {title, text} (optional id), or a directory of .txt/.md files.
+
+    Extractions are cached (model, prompt version, content hash): an interrupted run resumes where it
+    stopped, and re-indexing costs no LLM call. Failed passages are listed at the end and retried next run.
+    """
     from .core import load_corpus
+    from .extract import make_extractor
+    from .extract.factory import resolve_kind
 
     passages = load_corpus(corpus)
-    with open_memory(ctx) as memory:
+    if dry_run:
+        _dry_run(ctx, passages, resolve_kind(extractor_kind))
+        return
+    extractor = make_extractor(extractor_kind)
+    with open_memory(ctx, extractor=extractor) as memory:
         report = memory.index(passages, progress=not as_json)
-    emit(ctx, report.model_dump(), _report_text(report))
+    extraction, lines = _extraction_summary(extractor)
+    emit(ctx, report.model_dump() | {"extraction": extraction}, _report_text(report) + "\n" + "\n".join(lines))
+    if report.extraction_failures:
+        ctx.exit(2)
+
+
+def _dry_run(ctx: click.Context, passages: list[Any], kind: str) -> None:
+    from .extract.cache import ExtractionCache
+
+    todo = [p for p in passages if p.extraction is None and p.text.strip()]
+    if kind == "offline":
+        data = {"extractor": "offline", "passages": len(todo), "calls": 0, "cost_usd": 0.0}
+        emit(ctx, data, f"{len(todo)} passages would be extracted offline (spaCy): no LLM calls, no cost.")
+        return
+    from .extract.llm import PROMPT_VERSION, LLMSettings, estimate_cost
+
+    settings = LLMSettings.from_env()
+    with ExtractionCache() as cache:  # passages already extracted by this model and prompt cost nothing
+        hits = cache.get_many(f"llm:{settings.model}:{PROMPT_VERSION}", [p.hash for p in todo])
+    cached = len(hits)
+    todo = [p for p in todo if p.hash not in hits]
+    estimate = estimate_cost(todo, settings)
+    data = dataclasses.asdict(estimate) | {"cached": cached}
+    emit(ctx, data, estimate.summary() + (f" ({cached} passages already cached)" if cached else ""))
 
 
 @cli.command("import-openie")
@@ -201,14 +271,55 @@ def _result_text(result: "RetrievalResult") -> str:
 @click.option("--mode", type=click.Choice(["hipporag1", "dense", "bm25"]), default="hipporag1", show_default=True)
 @click.option("--top-k", type=click.IntRange(1, 1000), default=5, show_default=True)
 @click.option("--entities", help="Query entities separated by '|' (instead of extracting them from TEXT).")
+@extractor_option
 @json_option
 @click.pass_context
-def query_cmd(ctx: click.Context, text: str, mode: str, top_k: int, entities: str | None, as_json: bool) -> None:
+def query_cmd(
+    ctx: click.Context, text: str, mode: str, top_k: int, entities: str | None, extractor_kind: str, as_json: bool
+) -> None:
     """Retrieve the passages that answer TEXT."""
-    ents = [e.strip() for e in entities.split("|") if e.strip()] if entities is not None else None
-    with open_memory(ctx) as memory:
-        result = memory.query(text, mode=mode, top_k=top_k, entities=ents)
+    result = _retrieve(ctx, text, mode, top_k, entities, extractor_kind)
     emit(ctx, result.model_dump(), _result_text(result))
+
+
+def _retrieve(
+    ctx: click.Context, text: str, mode: str, top_k: int, entities: str | None, extractor_kind: str
+) -> "RetrievalResult":
+    from .extract import make_extractor
+
+    ents = [e.strip() for e in entities.split("|") if e.strip()] if entities is not None else None
+    extractor = make_extractor(extractor_kind) if ents is None and mode == "hipporag1" else None
+    with open_memory(ctx, extractor=extractor) as memory:
+        return memory.query(text, mode=mode, top_k=top_k, entities=ents)
+
+
+@cli.command("ask")
+@click.argument("question")
+@click.option("--mode", type=click.Choice(["hipporag1", "dense", "bm25"]), default="hipporag1", show_default=True)
+@click.option("--top-k", type=click.IntRange(1, 50), default=5, show_default=True, help="Passages given to the reader.")
+@click.option("--entities", help="Query entities separated by '|' (instead of extracting them).")
+@extractor_option
+@json_option
+@click.pass_context
+def ask_cmd(
+    ctx: click.Context, question: str, mode: str, top_k: int, entities: str | None, extractor_kind: str, as_json: bool
+) -> None:
+    """Retrieve, then answer QUESTION from the top passages with the LLM reader."""
+    from .extract.llm import llm_configured
+
+    result = _retrieve(ctx, question, mode, top_k, entities, extractor_kind)
+    data: dict[str, Any] = {"question": question, "retrieval": result.model_dump()}
+    if not llm_configured():
+        data["answer"] = None
+        data["reader"] = "no reader configured (set OPENAI_BASE_URL and/or OPENAI_API_KEY, and HIPPO_LLM_MODEL)"
+        emit(ctx, data, _result_text(result) + f"\n\n{data['reader']}; the ranked passages are above.")
+        return
+    from .reader import Reader
+
+    answer = Reader().answer(question, [f"{p.title}\n{p.text}" if p.title else p.text for p in result.passages])
+    data.update(answer=answer.answer, reasoning=answer.reasoning, parsed=answer.parsed)
+    used = "\n".join(f"  [{i}] {p.id}  {(p.title or p.text)[:100]}" for i, p in enumerate(result.passages, 1))
+    emit(ctx, data, f"Answer: {answer.answer}\n\nReasoning: {answer.reasoning.strip()}\n\nFrom passages:\n{used}")
 
 
 @cli.command("stats")

@@ -41,7 +41,12 @@ class Encoder:
         with self._lock:
             if self._model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+                import transformers
                 from sentence_transformers import SentenceTransformer
+
+                transformers.logging.disable_progress_bar()
+                transformers.logging.set_verbosity_error()
 
                 self._model = SentenceTransformer(_model_path(self.name), device="cpu")
             return self._model

@@ -240,16 +240,16 @@ def test_cli_index_query_stats_json(tmp_path, connection, monkeypatch):
     try:
         out = runner.invoke(cli, ["index", str(corpus), "--json"], env=env, catch_exceptions=False)
         assert out.exit_code == 0, out.output
-        assert json.loads(out.output)["indexed"] == len(PATH_CORPUS)
+        assert json.loads(out.stdout)["indexed"] == len(PATH_CORPUS)
         out = runner.invoke(
             cli, ["query", "Which Stanford professor works on Alzheimer's?", "--entities", "Stanford|Alzheimer's", "--json", "--top-k", "2"],
             env=env, catch_exceptions=False,
         )
-        data = json.loads(out.output)
+        data = json.loads(out.stdout)
         assert {p["id"] for p in data["passages"]} == {"lane-alz", "lane-stanford"}
         assert connection.password.get_secret_value() not in out.output
         out = runner.invoke(cli, ["stats", "--json"], env=env, catch_exceptions=False)
-        stats = json.loads(out.output)
+        stats = json.loads(out.stdout)
         assert stats["passages"] == len(PATH_CORPUS) and stats["relation_edges"] > 0 and stats["mention_edges"] > 0
         text = runner.invoke(cli, ["query", "robotics", "--mode", "bm25"], env=env, catch_exceptions=False).output
         assert "ortiz" in text
