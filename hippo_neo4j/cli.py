@@ -71,6 +71,7 @@ def _status_text(st: server.Status) -> str:
     rows = [
         ("state", st.message),
         ("uri", st.uri),
+        ("browser", st.browser or "off (HIPPO_NEO4J_HTTP_PORT=0)"),
         ("neo4j", f"{st.neo4j_version or '-'} {st.edition or ''}".strip()),
         ("gds", st.gds_version or "-"),
         ("pid", str(st.pid or "-")),
@@ -78,7 +79,7 @@ def _status_text(st: server.Status) -> str:
         ("log", st.log),
         ("auth", "on" if st.auth else "off (HIPPO_NEO4J_AUTH=false)"),
     ]
-    return "\n".join(f"{k:<6} {v}" for k, v in rows)
+    return "\n".join(f"{k:<7} {v}" for k, v in rows)
 
 
 @neo4j_group.command("start")
@@ -113,7 +114,7 @@ def neo4j_status(ctx: click.Context, as_json: bool) -> None:
         "runtime": str(server.runtime_home(settings)),
         "password_file": str(settings.password_file) if settings.auth else None,
     }
-    emit(ctx, data, _status_text(st) + f"\nhome   {data['runtime']}")
+    emit(ctx, data, _status_text(st) + f"\nhome    {data['runtime']}")
     if not st.running:
         ctx.exit(3)
 
@@ -132,7 +133,8 @@ def _report_text(report: "IndexReport") -> str:
     r = report
     lines = [
         f"passages {r.passages}: indexed {r.indexed} (updated {r.updated}), unchanged {r.unchanged}, "
-        f"skipped {r.skipped_empty} empty and {r.skipped_duplicate_id} duplicate ids",
+        f"skipped {r.skipped_empty} empty and {r.skipped_duplicate_id} duplicate ids"
+        + (f", rejected {len(r.rejected)} too long: {', '.join(r.rejected[:5])}" if getattr(r, "rejected", None) else ""),
         f"triples {r.triples} kept, {r.malformed_triples} malformed and {r.self_loop_triples} self-loops skipped; "
         f"{r.no_triples} passages without triples (still found by dense and bm25)",
         f"phrases {r.new_phrases} new, synonym edges {r.synonym_edges} new",
@@ -262,7 +264,7 @@ def _result_text(result: "RetrievalResult") -> str:
         if p.contributors:
             lines.append("      via " + ", ".join(f"{c.phrase} ({c.contribution:.3f})" for c in p.contributors[:3]))
     if not result.passages:
-        lines.append("(no passages)")
+        lines.append("(no passages)" + (f" - {result.warning}" if getattr(result, "warning", None) else ""))
     return "\n".join(lines)
 
 

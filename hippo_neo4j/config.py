@@ -50,6 +50,7 @@ class ServerSettings(BaseModel):
     """Where and how the local Neo4j + GDS server runs."""
 
     port: int = Field(default=7687, description="Bolt port on 127.0.0.1")
+    http_port: int = Field(default=7474, description="Neo4j Browser / HTTP port on 127.0.0.1; 0 turns HTTP off")
     server_dir: Path = Field(description="instance directory: conf/, data/, logs/, run/")
     cache_dir: Path = Field(description="assembled Neo4j + GDS jars, one directory per version pair")
     config_dir: Path = Field(description="holds the generated password (mode 0600)")
@@ -65,6 +66,7 @@ class ServerSettings(BaseModel):
         java_home = os.environ.get("HIPPO_JAVA_HOME")
         return cls(
             port=_env_int("HIPPO_NEO4J_PORT", 7687),
+            http_port=_env_int("HIPPO_NEO4J_HTTP_PORT", 7474),
             server_dir=_env_path("HIPPO_SERVER_DIR", data_home / "server"),
             cache_dir=_env_path("HIPPO_CACHE_DIR", _xdg("XDG_CACHE_HOME", ".cache") / "hippo-neo4j"),
             config_dir=_env_path("HIPPO_CONFIG_DIR", _xdg("XDG_CONFIG_HOME", ".config") / "hippo-neo4j"),
@@ -78,6 +80,10 @@ class ServerSettings(BaseModel):
     @property
     def uri(self) -> str:
         return f"bolt://127.0.0.1:{self.port}"
+
+    @property
+    def browser_url(self) -> str | None:
+        return f"http://127.0.0.1:{self.http_port}/browser/" if self.http_port else None
 
     @property
     def password_file(self) -> Path:

@@ -233,7 +233,8 @@ def render_conf(settings: ServerSettings, java: Java) -> str:
         "server.default_advertised_address=127.0.0.1",
         f"server.bolt.listen_address=127.0.0.1:{settings.port}",
         "server.bolt.enabled=true",
-        "server.http.enabled=false",
+        f"server.http.enabled={'true' if settings.http_port else 'false'}",
+        f"server.http.listen_address=127.0.0.1:{settings.http_port or 7474}",
         "server.https.enabled=false",
         f"dbms.security.auth_enabled={'true' if settings.auth else 'false'}",
         "dbms.security.procedures.unrestricted=gds.*",
@@ -327,6 +328,7 @@ def log_tail(settings: ServerSettings, lines: int = 25) -> str:
 class Status:
     running: bool
     uri: str
+    browser: str | None
     server_dir: str
     data_dir: str
     log: str
@@ -359,6 +361,7 @@ def status(settings: ServerSettings) -> Status:
     st = Status(
         running=False,
         uri=settings.uri,
+        browser=settings.browser_url,
         server_dir=str(settings.server_dir),
         data_dir=str(settings.server_dir / "data"),
         log=str(log_file(settings)),
@@ -399,12 +402,14 @@ def start(settings: ServerSettings, say: Say = _quiet) -> Status:
     if current.running:
         current.message = f"already running (pid {current.pid}); nothing to do"
         return current
-    if current.pid is None and port_open(settings.port):
-        raise ServerError(
-            f"Port {settings.port} on 127.0.0.1 is already taken by another process. Stop it, or run on "
-            f"another port: HIPPO_NEO4J_PORT=<port> hippo neo4j start (and point clients at it with "
-            f"HIPPO_NEO4J_PORT too). If that process is a Neo4j of your own, see README, 'Using an existing Neo4j'."
-        )
+    for port, variable in ((settings.port, "HIPPO_NEO4J_PORT"), (settings.http_port, "HIPPO_NEO4J_HTTP_PORT")):
+        if current.pid is None and port and port_open(port):
+            raise ServerError(
+                f"Port {port} on 127.0.0.1 is already taken by another process. Stop it, or run on another "
+                f"port: {variable}=<port> hippo neo4j start (HIPPO_NEO4J_HTTP_PORT=0 turns the Browser port off; "
+                f"clients find a moved Bolt port through HIPPO_NEO4J_PORT too). If that process is a Neo4j of "
+                f"your own, see README, 'Using an existing Neo4j'."
+            )
     java = find_java(settings)
     home = ensure_runtime(settings, say)
     for sub in ("conf", "data", "logs", "run", "import"):
@@ -439,6 +444,7 @@ def start(settings: ServerSettings, say: Say = _quiet) -> Status:
         return Status(
             running=True,
             uri=settings.uri,
+            browser=settings.browser_url,
             server_dir=str(settings.server_dir),
             data_dir=str(settings.server_dir / "data"),
             log=str(log_file(settings)),

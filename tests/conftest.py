@@ -25,6 +25,7 @@ def test_server_settings(**overrides: object) -> ServerSettings:
     state = Path(os.environ.get("HIPPO_TEST_DIR", Path(tempfile.gettempdir()) / "hippo-neo4j-test"))
     values = {
         "port": int(os.environ.get("HIPPO_TEST_NEO4J_PORT", "17687")),
+        "http_port": int(os.environ.get("HIPPO_TEST_NEO4J_HTTP_PORT", "0")),
         "server_dir": state / "server",
         "config_dir": state / "config",
         "heap": os.environ.get("HIPPO_TEST_NEO4J_HEAP", "2g"),

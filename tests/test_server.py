@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import stat
+import urllib.request
 
 import numpy as np
 import pytest
@@ -29,10 +30,12 @@ def _free_port() -> int:
 def test_start_status_stop_cycle_through_cli(tmp_path, monkeypatch, neo4j_server):
     """A second, throw-away instance: start, start again (no-op), status, stop, status."""
     settings = test_server_settings(
-        port=_free_port(), server_dir=tmp_path / "srv", config_dir=tmp_path / "cfg", heap="512m", pagecache="128m"
+        port=_free_port(), http_port=_free_port(), server_dir=tmp_path / "srv", config_dir=tmp_path / "cfg",
+        heap="512m", pagecache="128m",
     )
     env = {
         "HIPPO_NEO4J_PORT": str(settings.port),
+        "HIPPO_NEO4J_HTTP_PORT": str(settings.http_port),
         "HIPPO_SERVER_DIR": str(settings.server_dir),
         "HIPPO_CONFIG_DIR": str(settings.config_dir),
         "HIPPO_CACHE_DIR": str(settings.cache_dir),
@@ -66,6 +69,11 @@ def test_start_status_stop_cycle_through_cli(tmp_path, monkeypatch, neo4j_server
         assert "dbms.security.auth_enabled=true" in conf
         assert "dbms.security.procedures.unrestricted=gds.*" in conf
         assert "server.memory.heap.max_size=512m" in conf
+        assert f"server.http.listen_address=127.0.0.1:{settings.http_port}" in conf
+        # Neo4j Browser is served on loopback for exploring the graph
+        with urllib.request.urlopen(f"http://127.0.0.1:{settings.http_port}/browser/", timeout=10) as page:
+            assert page.status == 200 and b"Neo4j Browser" in page.read()
+        assert started["browser"] == f"http://127.0.0.1:{settings.http_port}/browser/"
     finally:
         stopped = runner.invoke(cli, ["neo4j", "stop"], env=env)
     assert "stopped" in stopped.output, stopped.output
