@@ -257,3 +257,29 @@ def test_cli_index_query_stats_json(tmp_path, connection, monkeypatch):
         runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
     after = json.loads(runner.invoke(cli, ["stats", "--json"], env=env).output)
     assert after["passages"] == 0 and after["phrases"] == 0
+
+
+def test_demo_indexes_with_the_offline_extractor_and_answers(connection, tmp_path, monkeypatch):
+    """`make demo`'s command: no LLM configured, so the offline extractor builds the graph."""
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    ns = f"demo-{uuid.uuid4().hex[:8]}"
+    env = {
+        "HIPPO_NEO4J_URI": connection.uri,
+        "HIPPO_NEO4J_PASSWORD": connection.password.get_secret_value(),
+        "HIPPO_EXTRACTION_CACHE": str(tmp_path / "cache.sqlite"),
+    }
+    runner = CliRunner()
+    try:
+        out = runner.invoke(cli, ["demo", "--namespace", ns, "--json"], env=env, catch_exceptions=False)
+        assert out.exit_code == 0, out.output
+        data = json.loads(out.stdout)
+        assert data["index"]["indexed"] == 10 and data["index"]["triples"] > 15
+        first = data["questions"][0]
+        top2 = {p["id"] for p in first["hipporag1"]["passages"][:2]}
+        assert top2 == set(first["gold"])  # the multi-hop answer: both of Maria Okafor's passages
+        assert {p["id"] for p in first["dense"]["passages"][:2]} != set(first["gold"])
+        again = json.loads(runner.invoke(cli, ["demo", "--namespace", ns, "--json"], env=env).stdout)
+        assert again["index"]["unchanged"] == 10 and again["index"]["indexed"] == 0
+    finally:
+        runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
