@@ -1,21 +1,30 @@
 // Remove passages and exactly their contribution: their MENTIONED_IN edges, their entries in RELATION
 // provenance (an edge left with no support goes), and phrases no passage mentions any more (with their
 // SYNONYM edges). Parameters: $ns, $ids. Returns how many passages were found.
+// Each RELATION edge is rewritten once, from all of $ids together: several passages of one batch may
+// support the same edge, and its `sources` and `predicates` lists must stay aligned.
 UNWIND $ids AS id
 MATCH (p:Passage {ns: $ns, id: id})
 OPTIONAL MATCH (s:Phrase)-[:MENTIONED_IN]->(p)
-OPTIONAL MATCH (s)-[r:RELATION]->(:Phrase)
-  WHERE id IN r.sources
-WITH id, p, collect(DISTINCT r) AS rels, collect(DISTINCT s) AS phrases
-FOREACH (r IN rels |
-  SET r.predicates = [i IN range(0, size(r.sources) - 1) WHERE r.sources[i] <> id | r.predicates[i]])
-FOREACH (r IN rels | SET r.sources = [x IN r.sources WHERE x <> id])
-FOREACH (r IN rels | SET r.weight = size(r.sources))
-FOREACH (r IN [x IN rels WHERE x.weight = 0] | DELETE r)
-DETACH DELETE p
-WITH phrases
-UNWIND phrases AS ph
-WITH DISTINCT ph
-WHERE NOT (ph)-[:MENTIONED_IN]->()
-DETACH DELETE ph
-RETURN count(*) AS orphan_phrases
+WITH collect(DISTINCT p) AS passages, collect(DISTINCT s) AS phrases
+CALL (phrases) {
+  UNWIND phrases AS s
+  MATCH (s)-[r:RELATION]->(:Phrase)
+  WHERE any(x IN r.sources WHERE x IN $ids)
+  WITH DISTINCT r
+  WITH r, [i IN range(0, size(r.sources) - 1) WHERE NOT r.sources[i] IN $ids] AS keep
+  WITH r, [i IN keep | r.sources[i]] AS sources, [i IN keep | r.predicates[i]] AS predicates
+  SET r.sources = sources, r.predicates = predicates, r.weight = size(sources)
+  WITH r WHERE r.weight = 0
+  DELETE r
+}
+CALL (passages) {
+  UNWIND passages AS p
+  DETACH DELETE p
+}
+CALL (phrases) {
+  UNWIND phrases AS ph
+  WITH ph WHERE NOT (ph)-[:MENTIONED_IN]->()
+  DETACH DELETE ph
+}
+RETURN size(passages) AS deleted

@@ -9,12 +9,14 @@ CALL gds.pageRank.stream($graph, {
   maxIterations: $maxIterations, tolerance: $tolerance
 })
 YIELD nodeId, score
-WITH nodeId, score WHERE score > 0
+WITH gds.util.asNode(nodeId) AS ph, score WHERE score > 0
+// a node deleted after the snapshot was projected can be gone or its id reused: keep this namespace's phrases
+WITH ph, score WHERE ph:Phrase AND ph.ns = $ns
 ORDER BY score DESC
-WITH collect([nodeId, score]) AS mass
-WITH mass, [x IN mass[..$topPhrases] | {phrase: gds.util.asNode(x[0]).text, mass: x[1]}] AS topPhrases
+WITH collect([ph, score]) AS mass
+WITH mass, [x IN mass[..$topPhrases] | {phrase: x[0].text, mass: x[1]}] AS topPhrases
 UNWIND mass AS x
-WITH topPhrases, gds.util.asNode(x[0]) AS ph, x[1] AS score
+WITH topPhrases, x[0] AS ph, x[1] AS score
 MATCH (ph)-[m:MENTIONED_IN]->(p:Passage)
 WITH topPhrases, p, ph.text AS phrase, score * m.count AS contribution
 ORDER BY contribution DESC

@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import click
+from neo4j.exceptions import ServiceUnavailable, SessionExpired
 
 from . import server
 from .config import ConnectionSettings, ServerSettings
@@ -37,6 +38,15 @@ class HippoGroup(click.Group):
             return super().invoke(ctx)
         except HippoError as exc:
             click.secho(f"Error: {exc}", fg="red", err=True)
+            sys.exit(1)
+        except (ServiceUnavailable, SessionExpired) as exc:  # the server went away mid-command
+            uri = (ctx.obj or {}).get("connection_options", {}).get("uri") or "the Neo4j server"
+            click.secho(
+                f"Error: lost the connection to {uri} ({type(exc).__name__}). Work committed before this point "
+                "is kept; run the same command again once the server is back ('hippo neo4j status').",
+                fg="red",
+                err=True,
+            )
             sys.exit(1)
 
 
@@ -268,13 +278,26 @@ def _result_text(result: "RetrievalResult") -> str:
     return "\n".join(lines)
 
 
+def retrieval_options(max_k: int, top_k_help: str | None = None) -> Any:
+    """--mode, --top-k, --entities, --extractor and --json, shared by query and ask."""
+
+    def decorate(f: Any) -> Any:
+        for option in reversed([
+            click.option("--mode", type=click.Choice(["hipporag1", "dense", "bm25"]), default="hipporag1", show_default=True),
+            click.option("--top-k", type=click.IntRange(1, max_k), default=5, show_default=True, help=top_k_help),
+            click.option("--entities", help="Query entities separated by '|' (instead of extracting them)."),
+            extractor_option,
+            json_option,
+        ]):
+            f = option(f)
+        return f
+
+    return decorate
+
+
 @cli.command("query")
 @click.argument("text")
-@click.option("--mode", type=click.Choice(["hipporag1", "dense", "bm25"]), default="hipporag1", show_default=True)
-@click.option("--top-k", type=click.IntRange(1, 1000), default=5, show_default=True)
-@click.option("--entities", help="Query entities separated by '|' (instead of extracting them from TEXT).")
-@extractor_option
-@json_option
+@retrieval_options(1000)
 @click.pass_context
 def query_cmd(
     ctx: click.Context, text: str, mode: str, top_k: int, entities: str | None, extractor_kind: str, as_json: bool
@@ -297,11 +320,7 @@ def _retrieve(
 
 @cli.command("ask")
 @click.argument("question")
-@click.option("--mode", type=click.Choice(["hipporag1", "dense", "bm25"]), default="hipporag1", show_default=True)
-@click.option("--top-k", type=click.IntRange(1, 50), default=5, show_default=True, help="Passages given to the reader.")
-@click.option("--entities", help="Query entities separated by '|' (instead of extracting them).")
-@extractor_option
-@json_option
+@retrieval_options(50, "Passages given to the reader.")
 @click.pass_context
 def ask_cmd(
     ctx: click.Context, question: str, mode: str, top_k: int, entities: str | None, extractor_kind: str, as_json: bool

@@ -9,10 +9,13 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from pydantic import BaseModel, Field, SecretStr
 
 from .errors import ConfigError
+
+Number = TypeVar("Number", int, float)
 
 
 def _env_path(name: str, default: Path) -> Path:
@@ -36,14 +39,15 @@ def _env_bool(name: str, default: bool) -> bool:
     raise ConfigError(f"{name}={value!r} is not a boolean; use true or false.")
 
 
-def _env_int(name: str, default: int) -> int:
+def env_number(name: str, default: Number, cast: Callable[[str], Number] = int) -> Number:  # type: ignore[assignment]
+    """A number from the environment (``cast``: int or float), or ``default`` when unset."""
     value = os.environ.get(name)
     if not value:
         return default
     try:
-        return int(value)
+        return cast(value)
     except ValueError:
-        raise ConfigError(f"{name}={value!r} is not an integer.") from None
+        raise ConfigError(f"{name}={value!r} is not {'an integer' if cast is int else 'a number'}.") from None
 
 
 class ServerSettings(BaseModel):
@@ -65,8 +69,8 @@ class ServerSettings(BaseModel):
         data_home = _xdg("XDG_DATA_HOME", ".local/share") / "hippo-neo4j"
         java_home = os.environ.get("HIPPO_JAVA_HOME")
         return cls(
-            port=_env_int("HIPPO_NEO4J_PORT", 7687),
-            http_port=_env_int("HIPPO_NEO4J_HTTP_PORT", 7474),
+            port=env_number("HIPPO_NEO4J_PORT", 7687),
+            http_port=env_number("HIPPO_NEO4J_HTTP_PORT", 7474),
             server_dir=_env_path("HIPPO_SERVER_DIR", data_home / "server"),
             cache_dir=_env_path("HIPPO_CACHE_DIR", _xdg("XDG_CACHE_HOME", ".cache") / "hippo-neo4j"),
             config_dir=_env_path("HIPPO_CONFIG_DIR", _xdg("XDG_CONFIG_HOME", ".config") / "hippo-neo4j"),
@@ -74,7 +78,7 @@ class ServerSettings(BaseModel):
             pagecache=os.environ.get("HIPPO_NEO4J_PAGECACHE", "2g"),
             auth=_env_bool("HIPPO_NEO4J_AUTH", True),
             java_home=Path(java_home) if java_home else None,
-            start_timeout=float(os.environ.get("HIPPO_NEO4J_START_TIMEOUT", "180")),
+            start_timeout=env_number("HIPPO_NEO4J_START_TIMEOUT", 180.0, float),
         )
 
     @property

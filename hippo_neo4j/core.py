@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal, Sequence
+from typing import Any, Callable, Iterable, Iterator, Literal, Sequence
 
 import numpy as np
 from neo4j import Driver
@@ -27,16 +28,20 @@ from neo4j.exceptions import ClientError
 from pydantic import BaseModel, Field
 
 from . import projection
-from .config import ConnectionSettings
+from .config import ConnectionSettings, env_number
 from .db import connect, cypher, cypher_statements
 from .encoder import Encoder, shared_encoder
 from .errors import ConfigError, HippoError
 from .models import Extraction, PassageIn
-from .text import alnum_count, lucene_escape, normalize_phrase
+from .text import alnum_count, lucene_escape, normalize_phrase, scrub
 
 log = logging.getLogger(__name__)
 
 Mode = Literal["hipporag1", "dense", "bm25"]
+
+MAX_KEY_CHARS = 1000  # passage ids and phrases are keys of range indexes (about 8 kB per key): longer ones are refused
+MAX_BM25_TERMS = 512  # Lucene refuses queries of more than 1024 clauses
+
 MODES: tuple[str, ...] = ("hipporag1", "dense", "bm25")
 
 
@@ -46,7 +51,11 @@ class HippoConfig(BaseModel):
     synonym_threshold: float = Field(0.8, description="tau: cosine at or above which phrases get a SYNONYM edge")
     synonym_top_k: int = Field(100, le=100, description="vector-index candidates per new phrase")
     damping: float = Field(0.5, gt=0, lt=1, description="PPR probability of following an edge")
-    batch_size: int = 256
+    batch_size: int = Field(default_factory=lambda: env_number("HIPPO_BATCH_SIZE", 256), ge=1)
+    max_passage_chars: int = Field(
+        default_factory=lambda: env_number("HIPPO_MAX_PASSAGE_CHARS", 100_000),
+        description="longer passages are rejected (listed in IndexReport.rejected): split them into passages",
+    )
     ppr_max_iterations: int = 50  # damping 0.5 halves the error each step: 0.5**50 is far below tolerance
     ppr_tolerance: float = 1e-9
     top_phrases: int = 10
@@ -62,6 +71,7 @@ class IndexReport(BaseModel):
     updated: int = 0
     skipped_empty: int = 0
     skipped_duplicate_id: int = 0
+    rejected: list[str] = Field(default_factory=list, description="ids refused: text or id too long (see the log)")
     extraction_failures: list[str] = Field(default_factory=list)
     no_triples: int = 0
     triples: int = 0
@@ -112,6 +122,7 @@ class RetrievalResult(BaseModel):
     passages: list[RetrievedPassage] = Field(default_factory=list)
     fell_back: bool = False
     fallback_reason: str | None = None
+    warning: str | None = None
     elapsed_ms: float = 0.0
 
     @property
@@ -150,13 +161,18 @@ def as_passage(item: PassageIn | dict[str, Any] | str) -> PassageIn:
 def _valid_triple(triple: Any) -> tuple[str, str, str] | None:
     if not isinstance(triple, (list, tuple)) or len(triple) != 3:
         return None
-    if not all(isinstance(x, str) and x.strip() for x in triple):
+    if not all(isinstance(x, str) and x.strip() and len(x) <= MAX_KEY_CHARS for x in triple):
         return None
-    return triple[0], triple[1].strip(), triple[2]
+    return triple[0], scrub(triple[1].strip()), triple[2]
+
+
+def _usable(vector: np.ndarray) -> bool:
+    """A vector the cosine vector indexes accept: finite and not all zeros."""
+    return bool(np.isfinite(vector).all() and np.abs(vector).sum() > 0)
 
 
 def _finite_or_none(vector: np.ndarray) -> list[float] | None:
-    return vector.tolist() if np.isfinite(vector).all() else None
+    return vector.tolist() if _usable(vector) else None
 
 
 class HippoRAG:
@@ -173,7 +189,7 @@ class HippoRAG:
         driver: Driver | None = None,
     ) -> None:
         self.connection = connection or ConnectionSettings.from_env()
-        self.namespace = namespace or self.connection.namespace
+        self.namespace = scrub(namespace or self.connection.namespace or "")
         if not self.namespace or len(self.namespace) > 200:
             raise ConfigError("A namespace must be a non-empty string of at most 200 characters.")
         self.database = self.connection.database
@@ -207,13 +223,19 @@ class HippoRAG:
     def _run(self, name: str, **params: Any) -> list[Any]:
         return self.driver.execute_query(cypher(name), ns=self.namespace, database_=self.database, **params).records
 
-    @contextmanager
-    def _write(self) -> Iterator[Any]:
-        """One write transaction that also bumps the namespace's graph version (stale projections)."""
-        with self.driver.session(database=self.database) as session, session.begin_transaction() as tx:
-            yield tx  # an exception here rolls the transaction back
+    def _write(self, work: Callable[[Any], None]) -> None:
+        """One write transaction that also bumps the namespace's graph version (stale projections).
+
+        ``work(tx)`` runs through ``execute_write``: a transient failure (a deadlock between concurrent
+        writers, a leader switch) rolls back and runs it again, so it must only issue its statements.
+        """
+
+        def unit(tx: Any) -> None:
+            work(tx)
             projection.bump_version(tx, self.namespace)
-            tx.commit()
+
+        with self.driver.session(database=self.database) as session:
+            session.execute_write(unit)
 
     def ensure_schema(self) -> None:
         """Constraints and indexes (idempotent), then wait until every index is online."""
@@ -241,9 +263,20 @@ class HippoRAG:
         items = [as_passage(p) for p in passages]
         report = IndexReport(passages=len(items))
         unique: dict[str, PassageIn] = {}
+        limit = self.config.max_passage_chars
         for item in items:
             if not item.text.strip():
                 report.skipped_empty += 1
+            elif len(item.full_text) > limit or len(item.passage_id) > MAX_KEY_CHARS:
+                report.rejected.append(item.passage_id[:100])
+                log.warning(
+                    "passage %r not indexed: %s",
+                    item.passage_id[:100],
+                    f"{len(item.full_text):,} characters, the limit is {limit:,} (HIPPO_MAX_PASSAGE_CHARS); "
+                    "split long documents into paragraph-sized passages"
+                    if len(item.full_text) > limit
+                    else f"its id has {len(item.passage_id):,} characters, the limit is {MAX_KEY_CHARS:,}",
+                )
             elif item.passage_id in unique:
                 report.skipped_duplicate_id += 1
                 if unique[item.passage_id].hash != item.hash:
@@ -288,9 +321,9 @@ class HippoRAG:
                 ok.append(p)
         if not ok:
             return report
+        # An id indexed before with other content: its old contribution is removed in the same transaction
+        # that writes the new one, so readers see the old version or the new one, never neither.
         updated_ids = [p.passage_id for p in ok if p.passage_id in known]
-        if updated_ids:  # an id indexed before with other content: remove its old contribution first
-            self.delete(updated_ids)
 
         # Triples -> normalised phrases, mentions and relations.
         rows, mentions, relations = [], [], []
@@ -317,7 +350,7 @@ class HippoRAG:
             mentions += [{"phrase": ph, "passage": p.passage_id, "count": c} for ph, c in counts.items()]
             rows.append({"id": p.passage_id, "title": p.title, "text": p.text, "hash": p.hash, "triples": kept})
 
-        existing = {r["text"] for r in self._run("existing_phrases", texts=sorted(phrases))}
+        existing = {r["text"] for r in self._run("existing_phrases", texts=sorted(phrases), replacing=updated_ids)}
         new_phrases = sorted(phrases - existing)
         began = time.perf_counter()
         passage_vectors = self.encoder.encode([p.full_text for p in ok])
@@ -327,18 +360,26 @@ class HippoRAG:
             row["embedding"] = _finite_or_none(vec)
         phrase_rows = [{"text": t, "embedding": _finite_or_none(v)} for t, v in zip(new_phrases, phrase_vectors)]
 
-        began = time.perf_counter()
-        with self._write() as tx:
-            tx.run(cypher("write_passages"), ns=self.namespace, passages=rows).consume()
+        def write(tx: Any) -> None:
+            # The content hash is set last, by the synonym transaction: a passage without it (the process
+            # died in between) is indexed again from scratch on the next run, so no SYNONYM edge is lost.
+            unsealed = [row | {"hash": None} for row in rows]
+            if updated_ids:
+                tx.run(cypher("delete_passages"), ns=self.namespace, ids=updated_ids).consume()
+            tx.run(cypher("write_passages"), ns=self.namespace, passages=unsealed).consume()
             tx.run(cypher("write_phrases"), ns=self.namespace, phrases=phrase_rows).consume()
             tx.run(cypher("write_mentions"), ns=self.namespace, mentions=mentions).consume()
             tx.run(cypher("write_relations"), ns=self.namespace, relations=relations).consume()
+
+        began = time.perf_counter()
+        self._write(write)
         report.timings["write_s"] += time.perf_counter() - began
         report.indexed += len(ok)
         report.new_phrases += len(new_phrases)
 
         began = time.perf_counter()
-        report.synonym_edges += self._link_synonyms([r for r in phrase_rows if r["embedding"] is not None])
+        seal = [{"id": row["id"], "hash": row["hash"]} for row in rows]
+        report.synonym_edges += self._link_synonyms([r for r in phrase_rows if r["embedding"] is not None], seal)
         report.timings["synonym_s"] += time.perf_counter() - began
         return report
 
@@ -364,10 +405,15 @@ class HippoRAG:
                 break
         return results
 
-    def _link_synonyms(self, new_phrases: list[dict[str, Any]]) -> int:
-        """SYNONYM edges for new phrases only, from the vector index's nearest neighbours (never all-vs-all)."""
+    def _link_synonyms(self, new_phrases: list[dict[str, Any]], seal: list[dict[str, Any]] | None = None) -> int:
+        """SYNONYM edges for new phrases only, from the vector index's nearest neighbours (never all-vs-all).
+
+        ``seal`` ({id, hash} rows) marks the batch's passages complete in the same transaction.
+        """
         eligible = [{"key": r["text"], "embedding": r["embedding"]} for r in new_phrases if alnum_count(r["text"]) > 2]
         if not eligible:
+            if seal:
+                self._write(lambda tx: tx.run(cypher("seal_passages"), ns=self.namespace, passages=seal).consume())
             return 0
         top_k, tau = self.config.synonym_top_k, self.config.synonym_threshold
 
@@ -382,13 +428,16 @@ class HippoRAG:
                 if hit["cosine"] >= tau and alnum_count(hit["text"]) > 2:
                     a, b = sorted((phrase, hit["text"]))
                     pairs[(a, b)] = max(pairs.get((a, b), -1.0), float(hit["cosine"]))
-        if pairs:
-            with self._write() as tx:
-                tx.run(
-                    cypher("write_synonyms"),
-                    ns=self.namespace,
-                    pairs=[{"a": a, "b": b, "score": s} for (a, b), s in pairs.items()],
-                ).consume()
+        rows = [{"a": a, "b": b, "score": s} for (a, b), s in pairs.items()]
+
+        def write(tx: Any) -> None:
+            if rows:
+                tx.run(cypher("write_synonyms"), ns=self.namespace, pairs=rows).consume()
+            if seal:
+                tx.run(cypher("seal_passages"), ns=self.namespace, passages=seal).consume()
+
+        if rows or seal:
+            self._write(write)
         return len(pairs)
 
     def import_openie(self, path: str | Path, *, progress: bool = False) -> IndexReport:
@@ -399,13 +448,13 @@ class HippoRAG:
 
     def delete(self, passage_ids: Sequence[str]) -> DeleteReport:
         """Remove passages and exactly their contribution to the graph."""
-        ids = list(dict.fromkeys(str(i) for i in passage_ids))
+        ids = list(dict.fromkeys(scrub(str(i)) for i in passage_ids))
         found = {r["id"] for r in self._run("passage_hashes", ids=ids)}
         size = max(1, self.config.batch_size)
         present = [i for i in ids if i in found]
         for start in range(0, len(present), size):
-            with self._write() as tx:
-                tx.run(cypher("delete_passages"), ns=self.namespace, ids=present[start : start + size]).consume()
+            chunk = present[start : start + size]
+            self._write(lambda tx: tx.run(cypher("delete_passages"), ns=self.namespace, ids=chunk).consume())
         return DeleteReport(requested=len(ids), deleted=len(present), missing=[i for i in ids if i not in found])
 
     def drop_namespace(self) -> dict[str, int]:
@@ -436,12 +485,17 @@ class HippoRAG:
             raise ConfigError(f"Unknown mode {mode!r}; choose one of {', '.join(MODES)}.")
         if top_k < 1:
             raise ConfigError("top_k must be at least 1.")
+        text = scrub(text) if isinstance(text, str) else ""
+        if entities is not None:
+            entities = [scrub(e) for e in entities if isinstance(e, str)]
         if mode == "dense":
             result = self._dense(text, top_k)
         elif mode == "bm25":
             result = self._bm25(text, top_k)
         else:
             result = self._hipporag1(text, top_k, entities)
+        if not result.passages and not self._run("namespace_has_passages")[0]["any"]:
+            result.warning = f"namespace {self.namespace!r} has no passages (index into it, or check the namespace)"
         result.elapsed_ms = (time.perf_counter() - began) * 1000
         return result
 
@@ -458,8 +512,10 @@ class HippoRAG:
         ]
 
     def _dense(self, text: str, top_k: int) -> RetrievalResult:
+        if not text.strip():
+            return RetrievalResult(query=text, mode="dense")
         vector = self.encoder.encode([text])[0]
-        if not text.strip() or not np.isfinite(vector).all():
+        if not _usable(vector):
             return RetrievalResult(query=text, mode="dense")
         for k in _widening(max(4 * top_k, 50)):  # the index spans namespaces: widen until top_k remain
             records = self._run("dense_passages", embedding=vector.tolist(), k=k, topK=top_k)
@@ -468,13 +524,23 @@ class HippoRAG:
         return RetrievalResult(query=text, mode="dense", passages=self._passages(records))
 
     def _bm25(self, text: str, top_k: int) -> RetrievalResult:
-        query = lucene_escape(text).strip()
-        if not query:
+        words = list(re.finditer(r"\w+", text))
+        cut = text if len(words) <= MAX_BM25_TERMS else text[: words[MAX_BM25_TERMS - 1].end()]
+        query = lucene_escape(cut).strip()
+        if not query or not words:
             return RetrievalResult(query=text, mode="bm25")
-        for k in _widening(100):  # widen until top_k hits of this namespace remain
-            records = self._run("bm25_passages", query=query, k=k, topK=top_k)
-            if len(records) >= top_k or (records and records[0]["hits"] < k):
+        while True:
+            try:
+                for k in _widening(100):  # widen until top_k hits of this namespace remain
+                    records = self._run("bm25_passages", query=query, k=k, topK=top_k)
+                    if len(records) >= top_k or (records and records[0]["hits"] < k):
+                        break
                 break
+            except ClientError as exc:  # more clauses than Lucene allows (e.g. CJK: a clause per character)
+                if "TooManyClauses" not in str(exc) or len(cut) < 2:
+                    raise
+                cut = cut[: len(cut) // 2]
+                query = lucene_escape(cut).strip()
         return RetrievalResult(query=text, mode="bm25", passages=self._passages(records))
 
     def link_entities(self, entities: Sequence[str]) -> list[LinkedEntity]:
@@ -483,7 +549,7 @@ class HippoRAG:
         if not names:
             return []
         vectors = self.encoder.encode([normalize_phrase(e) for e in names])
-        rows = [{"key": e, "embedding": v.tolist()} for e, v in zip(names, vectors) if np.isfinite(v).all()]
+        rows = [{"key": e, "embedding": v.tolist()} for e, v in zip(names, vectors) if _usable(v)]
         found = self._phrase_neighbours(rows, 10, lambda hits, seen, k, last: bool(hits) or seen < k)
         best = {e: hits[0] for e, hits in found.items() if hits}
         counts = {
@@ -545,7 +611,7 @@ class HippoRAG:
 def load_openie(path: str | Path) -> list[PassageIn]:
     """Passages with their extraction from a HippoRAG OpenIE file."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(_read_utf8(path))
     except (OSError, ValueError) as exc:
         raise HippoError(f"Cannot read OpenIE file {path}: {exc}") from None
     docs = data.get("docs") if isinstance(data, dict) else None
@@ -571,6 +637,20 @@ def load_openie(path: str | Path) -> list[PassageIn]:
     return passages
 
 
+def _read_utf8(path: str | Path) -> str:
+    """A file's text; bytes that are not UTF-8 become U+FFFD, with a warning that says where."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        log.warning(
+            "%s is not valid UTF-8 (first bad byte at offset %d): %d invalid sequences replaced with U+FFFD",
+            path, exc.start, text.count("\ufffd") - data.decode("utf-8", errors="ignore").count("\ufffd"),
+        )
+        return text
+
+
 def load_corpus(path: str | Path) -> list[PassageIn]:
     """A HippoRAG corpus JSON list of {title, text} (optional id), or a directory of .txt/.md files."""
     path = Path(path)
@@ -581,7 +661,7 @@ def load_corpus(path: str | Path) -> list[PassageIn]:
             for f in files
         ]
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_read_utf8(path))
     except (OSError, ValueError) as exc:
         raise HippoError(f"Cannot read corpus {path}: {exc}") from None
     if not isinstance(data, list):

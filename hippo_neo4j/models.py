@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+from .text import scrub
 
 
 class Extraction(BaseModel):
@@ -30,6 +32,11 @@ class PassageIn(BaseModel):
     title: str = ""
     text: str
     extraction: Extraction | None = None
+
+    @field_validator("id", "title", "text", mode="before")
+    @classmethod
+    def _scrub(cls, value: Any) -> Any:
+        return scrub(value) if isinstance(value, str) else value
 
     @property
     def hash(self) -> str:

@@ -63,7 +63,12 @@ def _existing(driver: Driver, database: str, ns: str) -> dict[str, tuple[int, in
         prefix=f"{PREFIX}:{ns}:v",
         database_=database,
     ).records
-    return {r["graphName"]: (r["nodeCount"], r["relationshipCount"]) for r in records}
+    prefix = f"{PREFIX}:{ns}:v"  # namespace "a" must not claim the projections of namespace "a:v1"
+    return {
+        r["graphName"]: (r["nodeCount"], r["relationshipCount"])
+        for r in records
+        if r["graphName"][len(prefix) :].isdigit()
+    }
 
 
 def drop(driver: Driver, database: str, ns: str, keep: str | None = None) -> list[str]:

@@ -315,6 +315,17 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
+def _port_stays_open(port: int, seconds: float = 5.0) -> bool:
+    """True when something keeps listening on the port (a server killed a moment ago may still hold it
+    while the kernel tears the process down)."""
+    deadline = time.monotonic() + seconds
+    while port_open(port):
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.25)
+    return False
+
+
 def log_tail(settings: ServerSettings, lines: int = 25) -> str:
     chunks = []
     for path in (log_file(settings), settings.server_dir / "logs" / "debug.log"):
@@ -356,9 +367,8 @@ def _probe(settings: ServerSettings) -> tuple[str, str, str]:
         return rec["neo4j"], rec["edition"], rec["gds"]
 
 
-def status(settings: ServerSettings) -> Status:
-    pid = running_pid(settings)
-    st = Status(
+def _base_status(settings: ServerSettings, pid: int | None) -> Status:
+    return Status(
         running=False,
         uri=settings.uri,
         browser=settings.browser_url,
@@ -368,6 +378,11 @@ def status(settings: ServerSettings) -> Status:
         pid=pid,
         auth=settings.auth,
     )
+
+
+def status(settings: ServerSettings) -> Status:
+    pid = running_pid(settings)
+    st = _base_status(settings, pid)
     if pid is None:
         st.message = "not running"
         return st
@@ -403,7 +418,7 @@ def start(settings: ServerSettings, say: Say = _quiet) -> Status:
         current.message = f"already running (pid {current.pid}); nothing to do"
         return current
     for port, variable in ((settings.port, "HIPPO_NEO4J_PORT"), (settings.http_port, "HIPPO_NEO4J_HTTP_PORT")):
-        if current.pid is None and port and port_open(port):
+        if current.pid is None and port and _port_stays_open(port):
             raise ServerError(
                 f"Port {port} on 127.0.0.1 is already taken by another process. Stop it, or run on another "
                 f"port: {variable}=<port> hippo neo4j start (HIPPO_NEO4J_HTTP_PORT=0 turns the Browser port off; "
@@ -441,21 +456,10 @@ def start(settings: ServerSettings, say: Say = _quiet) -> Status:
             last_error = exc
             time.sleep(0.5)
             continue
-        return Status(
-            running=True,
-            uri=settings.uri,
-            browser=settings.browser_url,
-            server_dir=str(settings.server_dir),
-            data_dir=str(settings.server_dir / "data"),
-            log=str(log_file(settings)),
-            pid=running_pid(settings),
-            neo4j_version=neo4j_version,
-            gds_version=gds_version,
-            edition=edition,
-            java=str(java.version),
-            auth=settings.auth,
-            message=f"started in {time.monotonic() - began:.1f}s",
-        )
+        st = _base_status(settings, running_pid(settings))
+        st.running, st.neo4j_version, st.gds_version, st.edition = True, neo4j_version, gds_version, edition
+        st.java, st.message = str(java.version), f"started in {time.monotonic() - began:.1f}s"
+        return st
     raise RuntimeSetupError(
         f"Neo4j did not answer on {settings.uri} with GDS within {settings.start_timeout:.0f}s "
         f"(last error: {type(last_error).__name__}: {last_error}). The server is left running for "

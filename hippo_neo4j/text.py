@@ -16,6 +16,15 @@ def normalize_phrase(text: object) -> str:
     return _NON_ALNUM.sub(" ", text.lower()).strip()
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub(text: str) -> str:
+    """Lone surrogates (from ``\\udXXX`` escapes in JSON, or bytes decoded with surrogateescape) cannot be
+    encoded as UTF-8 for Neo4j or the tokenizer: each becomes U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def alnum_count(text: str) -> int:
     return sum(ch.isalnum() for ch in text)
 

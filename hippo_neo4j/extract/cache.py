@@ -9,7 +9,6 @@ already paid for. The file is opened in WAL mode and is safe for several threads
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading

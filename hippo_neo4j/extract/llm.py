@@ -34,6 +34,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from ..config import env_number
 from ..errors import ConfigError, LLMError
 from ..models import Extraction, PassageIn
 from . import ExtractionFailure
@@ -50,16 +51,6 @@ DEFAULT_PRICE_OUT = 0.60
 
 
 # -- settings -------------------------------------------------------------------------------------------------
-
-
-def _env_float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    if not value:
-        return default
-    try:
-        return float(value)
-    except ValueError:
-        raise ConfigError(f"{name}={value!r} is not a number.") from None
 
 
 def llm_configured() -> bool:
@@ -88,18 +79,13 @@ class LLMSettings(BaseModel):
 
         Explicit ``overrides`` (not None) win over the environment.
         """
-        concurrency = os.environ.get("HIPPO_LLM_CONCURRENCY") or "8"
-        try:
-            conc = int(concurrency)
-        except ValueError:
-            raise ConfigError(f"HIPPO_LLM_CONCURRENCY={concurrency!r} is not an integer.") from None
         values: dict[str, Any] = {
             "model": os.environ.get("HIPPO_LLM_MODEL") or DEFAULT_MODEL,
             "base_url": os.environ.get("OPENAI_BASE_URL") or None,
-            "concurrency": conc,
-            "timeout": _env_float("HIPPO_LLM_TIMEOUT", 120.0),
-            "price_in": _env_float("HIPPO_LLM_PRICE_IN", DEFAULT_PRICE_IN),
-            "price_out": _env_float("HIPPO_LLM_PRICE_OUT", DEFAULT_PRICE_OUT),
+            "concurrency": env_number("HIPPO_LLM_CONCURRENCY", 8),
+            "timeout": env_number("HIPPO_LLM_TIMEOUT", 120.0, float),
+            "price_in": env_number("HIPPO_LLM_PRICE_IN", DEFAULT_PRICE_IN, float),
+            "price_out": env_number("HIPPO_LLM_PRICE_OUT", DEFAULT_PRICE_OUT, float),
         }
         key = overrides.pop("api_key", None) or os.environ.get("OPENAI_API_KEY")
         values.update({k: v for k, v in overrides.items() if v is not None})

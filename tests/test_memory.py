@@ -1,0 +1,805 @@
+"""Memory that changes (issue 6): exact delete and update, namespaces, crash safety, bad input,
+concurrency and secure defaults, on the real server."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from hippo_neo4j import HippoConfig, HippoRAG, projection, server
+from hippo_neo4j.cli import cli
+from hippo_neo4j.config import ConnectionSettings
+from hippo_neo4j.core import _valid_triple, as_passage, load_corpus, load_openie
+from hippo_neo4j.encoder import Encoder, shared_encoder
+from hippo_neo4j.errors import ServerError
+from hippo_neo4j.text import normalize_phrase
+
+from .conftest import test_server_settings
+from .test_core import OPENIE, P, NoExtractor, memory_factory  # noqa: F401 - memory_factory is a fixture
+
+ROOT = Path(__file__).resolve().parent.parent
+HIPPO = ROOT / ".venv" / "bin" / "hippo"
+
+
+# ------------------------------------------------------------------------------------------- helpers
+
+
+@pytest.fixture(scope="module")
+def musique():
+    """The musique_train OpenIE docs with stable ids m0, m1, ..."""
+    docs = load_openie(OPENIE)
+    for i, doc in enumerate(docs):
+        doc.id = f"m{i}"
+    return docs
+
+
+def rows(driver, query, **params):
+    return [dict(r) for r in driver.execute_query(query, **params).records]
+
+
+def snapshot(driver, ns: str) -> dict:
+    """Everything of a namespace's graph that matters, in comparable form."""
+    passages = {
+        r["id"]: r
+        for r in rows(
+            driver,
+            "MATCH (p:Passage {ns: $ns}) RETURN p.id AS id, p.title AS title, p.text AS text, p.hash AS hash, "
+            "p.triples AS triples, p.embedding IS NOT NULL AS embedded, size(p.embedding) AS dim, keys(p) AS keys",
+            ns=ns,
+        )
+    }
+    for r in passages.values():
+        r["keys"] = sorted(r["keys"])
+    phrases = {
+        r["text"]: (r["embedded"], r["dim"], sorted(r["keys"]))
+        for r in rows(
+            driver,
+            "MATCH (ph:Phrase {ns: $ns}) RETURN ph.text AS text, ph.embedding IS NOT NULL AS embedded, "
+            "size(ph.embedding) AS dim, keys(ph) AS keys",
+            ns=ns,
+        )
+    }
+    relations = {
+        (r["a"], r["b"]): (r["w"], sorted(zip(r["s"], r["p"])), sorted(r["keys"]))
+        for r in rows(
+            driver,
+            "MATCH (a:Phrase {ns: $ns})-[r:RELATION]->(b:Phrase) "
+            "RETURN a.text AS a, b.text AS b, r.weight AS w, r.sources AS s, r.predicates AS p, keys(r) AS keys",
+            ns=ns,
+        )
+    }
+    mentions = {
+        (r["a"], r["p"]): r["c"]
+        for r in rows(
+            driver,
+            "MATCH (a:Phrase {ns: $ns})-[m:MENTIONED_IN]->(p:Passage) RETURN a.text AS a, p.id AS p, m.count AS c",
+            ns=ns,
+        )
+    }
+    synonyms = {
+        (r["a"], r["b"]): r["s"]
+        for r in rows(
+            driver,
+            "MATCH (a:Phrase {ns: $ns})-[s:SYNONYM]->(b:Phrase) RETURN a.text AS a, b.text AS b, s.score AS s",
+            ns=ns,
+        )
+    }
+    other = rows(
+        driver,
+        "MATCH (a {ns: $ns})-[r]-(b) WHERE b.ns IS NULL OR b.ns <> $ns "
+        "   OR NOT type(r) IN ['RELATION', 'SYNONYM', 'MENTIONED_IN'] RETURN count(r) AS n",
+        ns=ns,
+    )[0]["n"]
+    return {
+        "passages": passages,
+        "phrases": phrases,
+        "relations": relations,
+        "mentions": mentions,
+        "synonyms": synonyms,
+        "foreign_edges": other,
+    }
+
+
+def assert_same_graph(got: dict, want: dict, synonym_tol: float = 0.0) -> None:
+    for key in ("passages", "phrases", "relations", "mentions", "foreign_edges"):
+        if got[key] != want[key]:
+            if isinstance(want[key], dict):
+                extra = set(got[key]) - set(want[key])
+                missing = set(want[key]) - set(got[key])
+                changed = [k for k in set(got[key]) & set(want[key]) if got[key][k] != want[key][k]]
+                pytest.fail(f"{key} differ: extra {sorted(extra)[:5]}, missing {sorted(missing)[:5]}, "
+                            f"changed {[(k, got[key][k], want[key][k]) for k in changed[:3]]}")
+            pytest.fail(f"{key}: {got[key]} != {want[key]}")
+    # Embeddings computed in another encoder batch differ by ~1e-4 (padding), so across namespaces scores
+    # are compared approximately, and a pair may only be on one side if its score is that close to tau.
+    for pair in set(got["synonyms"]) ^ set(want["synonyms"]):
+        score = got["synonyms"].get(pair, want["synonyms"].get(pair))
+        assert abs(score - HippoConfig().synonym_threshold) <= synonym_tol, (pair, score)
+    for pair in set(got["synonyms"]) & set(want["synonyms"]):
+        assert got["synonyms"][pair] == pytest.approx(want["synonyms"][pair], abs=synonym_tol), pair
+
+
+def expected_graph(passages) -> dict:
+    """What the graph must hold for these passages, computed in Python from their extractions:
+    MENTIONED_IN counts, and each RELATION's provenance as a multiset of (passage, predicate)."""
+    mentions: dict[tuple[str, str], int] = {}
+    relations: dict[tuple[str, str], Counter] = {}
+    for p in passages:
+        counts: Counter = Counter()
+        for triple in p.extraction.triples:
+            valid = _valid_triple(triple)
+            if not valid:
+                continue
+            s, o = normalize_phrase(valid[0]), normalize_phrase(valid[2])
+            if not s or not o or s == o:
+                continue
+            counts[s] += 1
+            counts[o] += 1
+            relations.setdefault((s, o), Counter())[(p.passage_id, valid[1])] += 1
+        for phrase, c in counts.items():
+            mentions[(phrase, p.passage_id)] = c
+    return {
+        "passages": {p.passage_id for p in passages},
+        "phrases": {ph for ph, _ in mentions},
+        "mentions": mentions,
+        "relations": {k: (sum(v.values()), sorted(v.elements())) for k, v in relations.items()},
+    }
+
+
+def assert_matches_expected(snap: dict, exp: dict) -> None:
+    assert set(snap["passages"]) == exp["passages"]
+    assert set(snap["phrases"]) == exp["phrases"]
+    assert snap["mentions"] == exp["mentions"]
+    got = {k: (w, prov) for k, (w, prov, _) in snap["relations"].items()}
+    bad = [k for k in set(got) | set(exp["relations"]) if got.get(k) != exp["relations"].get(k)]
+    assert not bad, [(k, got.get(k), exp["relations"].get(k)) for k in bad[:5]]
+
+
+def consistency_problems(driver, ns: str) -> list[str]:
+    """Invariants that hold after every committed transaction."""
+    checks = {
+        "RELATION weight != size(sources)": "MATCH (:Phrase {ns: $ns})-[r:RELATION]->() "
+        "WHERE r.weight <> size(r.sources) OR size(r.sources) <> size(r.predicates) OR r.weight < 1 RETURN count(r) AS n",
+        "RELATION source that is not a passage mentioning both ends": "MATCH (a:Phrase {ns: $ns})-[r:RELATION]->(b) "
+        "UNWIND r.sources AS src OPTIONAL MATCH (p:Passage {ns: $ns, id: src}) "
+        "WITH a, b, p WHERE p IS NULL OR NOT (a)-[:MENTIONED_IN]->(p) OR NOT (b)-[:MENTIONED_IN]->(p) "
+        "RETURN count(*) AS n",
+        "MENTIONED_IN to a node that is not a passage of the namespace": "MATCH (:Phrase {ns: $ns})-[m:MENTIONED_IN]->(x) "
+        "WHERE NOT x:Passage OR x.ns <> $ns RETURN count(m) AS n",
+        "Phrase without MENTIONED_IN": "MATCH (ph:Phrase {ns: $ns}) WHERE NOT (ph)-[:MENTIONED_IN]->() RETURN count(ph) AS n",
+        "duplicate passage ids": "MATCH (p:Passage {ns: $ns}) WITH p.id AS id, count(*) AS c WHERE c > 1 RETURN count(*) AS n",
+        "duplicate phrases": "MATCH (p:Phrase {ns: $ns}) WITH p.text AS t, count(*) AS c WHERE c > 1 RETURN count(*) AS n",
+        "duplicate RELATION edges": "MATCH (a:Phrase {ns: $ns})-[r:RELATION]->(b) WITH a, b, count(r) AS c WHERE c > 1 "
+        "RETURN count(*) AS n",
+        "duplicate MENTIONED_IN edges": "MATCH (a:Phrase {ns: $ns})-[r:MENTIONED_IN]->(b) WITH a, b, count(r) AS c "
+        "WHERE c > 1 RETURN count(*) AS n",
+        "unsealed passages (no hash)": "MATCH (p:Passage {ns: $ns}) WHERE p.hash IS NULL RETURN count(p) AS n",
+    }
+    problems = [f"{name}: {n}" for name, q in checks.items() if (n := rows(driver, q, ns=ns)[0]["n"])]
+    version = rows(driver, "MATCH (n:HippoNamespace {name: $ns}) RETURN n.version AS v", ns=ns)
+    if len(version) != 1 or not isinstance(version[0]["v"], int) or version[0]["v"] < 1:
+        problems.append(f"namespace version: {version}")
+    return problems
+
+
+def cli_env(connection, ns: str, **extra: str) -> dict[str, str]:
+    return {
+        "HIPPO_NEO4J_URI": connection.uri,
+        "HIPPO_NEO4J_PASSWORD": connection.password.get_secret_value(),
+        "HIPPO_NAMESPACE": ns,
+        **extra,
+    }
+
+
+# ------------------------------------------------------------------------------------- delete, update
+
+
+def pick_overlapping(docs, base, n):
+    """n docs outside ``base`` that share at least one phrase with it."""
+    seen = {normalize_phrase(x) for d in base for t in d.extraction.triples if _valid_triple(t) for x in (t[0], t[2])}
+    taken = {d.passage_id for d in base}
+    out = []
+    for d in docs:
+        if d.passage_id in taken or not d.extraction.triples:
+            continue
+        mine = {normalize_phrase(x) for t in d.extraction.triples if _valid_triple(t) for x in (t[0], t[2])}
+        if mine & seen:
+            out.append(d)
+        if len(out) == n:
+            break
+    return out
+
+
+def test_add_then_delete_leaves_exactly_the_graph_of_x(memory_factory, musique):
+    X = musique[:60]
+    Y = pick_overlapping(musique[60:], X, 19)
+    # one more Y passage repeats three X triples: X's own RELATION edges gain (and must lose) provenance
+    x_triples = [t for d in X[:3] for t in d.extraction.triples[:1]]
+    Y.append(as_passage({"id": "y-repeats-x", "text": "A passage restating facts.", "extraction": {"triples": x_triples}}))
+    y_ids = {y.passage_id for y in Y}
+
+    memory = memory_factory()
+    memory.index(X)
+    snap_x = snapshot(memory.driver, memory.namespace)
+    assert_matches_expected(snap_x, expected_graph(X))
+    memory.query("q", entities=["Journal of Mathematical Physics"])  # a projection exists before the change
+
+    report = memory.index(Y)
+    assert report.indexed == 20
+    snap_xy = snapshot(memory.driver, memory.namespace)
+    assert_matches_expected(snap_xy, expected_graph(X + Y))
+    # the test means something: Y touches X's phrases, relations (weights and provenance) and synonyms
+    assert any(snap_xy["relations"][k][0] > snap_x["relations"][k][0] for k in snap_x["relations"])
+    assert any((ph, y) in snap_xy["mentions"] for ph in snap_x["phrases"] for y in y_ids)
+    assert len(snap_xy["synonyms"]) > len(snap_x["synonyms"])
+    found_before = sum(y.passage_id in {p.id for p in memory.query(y.text, mode="bm25").passages} for y in Y)
+    assert found_before >= 18, found_before
+
+    version = projection.namespace_version(memory.driver, memory.database, memory.namespace)
+    deleted = memory.delete(sorted(y_ids) + ["not-there"])
+    assert deleted.deleted == 20 and deleted.missing == ["not-there"]
+    assert projection.namespace_version(memory.driver, memory.database, memory.namespace) > version
+    after = snapshot(memory.driver, memory.namespace)
+    assert_same_graph(after, snap_x)  # same namespace: identical, synonym scores included
+    assert not consistency_problems(memory.driver, memory.namespace)
+
+    fresh = memory_factory()
+    fresh.index(X)
+    assert_same_graph(after, snapshot(fresh.driver, fresh.namespace), synonym_tol=5e-3)
+
+    # nothing of Y is recalled, by any mode, even when asked with Y's own words and entities
+    for n, y in enumerate(Y):
+        entities = [e for e in y.extraction.named_entities if e.strip()][:5] or [t[0] for t in y.extraction.triples[:3]]
+        results = [
+            memory.query(y.text, mode="bm25"),
+            memory.query(y.text, mode="dense"),
+        ] + ([memory.query(y.text, entities=entities)] if n % 2 == 0 or y.passage_id == "y-repeats-x" else [])
+        for result in results:
+            assert not {p.id for p in result.passages} & y_ids, (result.mode, y.passage_id)
+            assert all(link.phrase in snap_x["phrases"] for link in result.linked)
+    graph = projection.ensure(memory.driver, memory.database, memory.namespace)
+    assert graph.nodes == len(snap_x["phrases"])  # the GDS snapshot was rebuilt without Y's phrases
+
+
+def test_update_equals_indexing_the_new_version(memory_factory, musique):
+    X = musique[:25]
+    target = X[5]
+    other = musique[700]
+    new_version = as_passage({
+        "id": target.passage_id, "title": other.title, "text": other.text,
+        "extraction": {"named_entities": other.extraction.named_entities,
+                       "triples": other.extraction.triples + target.extraction.triples[:1]},
+    })
+    memory = memory_factory()
+    memory.index(X)
+    report = memory.index([new_version])
+    assert report.updated == 1 and report.indexed == 1
+    again = memory.index([new_version])
+    assert again.unchanged == 1 and again.indexed == 0
+
+    direct = memory_factory()
+    direct.index([new_version if d.passage_id == target.passage_id else d for d in X])
+    got = snapshot(memory.driver, memory.namespace)
+    assert_same_graph(got, snapshot(direct.driver, direct.namespace), synonym_tol=5e-3)
+    assert got["passages"][target.passage_id]["text"] == other.text
+    assert not consistency_problems(memory.driver, memory.namespace)
+    assert target.passage_id not in {p.id for p in memory.query(target.text, mode="bm25", top_k=3).passages[:1]}
+
+
+def test_cli_delete_and_drop_namespace(connection, driver, tmp_path):
+    ns = f"cli-del-{uuid.uuid4().hex[:6]}"
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps([
+        P("a", "Alpha is the first letter.", ("Alpha", "is", "first letter")),
+        P("b", "Beta follows alpha.", ("Beta", "follows", "Alpha")),
+        P("c", "Gamma is the third letter.", ("Gamma", "is", "third letter")),
+    ]))
+    env = cli_env(connection, ns)
+    runner = CliRunner()
+    try:
+        out = runner.invoke(cli, ["index", str(corpus), "--json"], env=env, catch_exceptions=False)
+        assert out.exit_code == 0, out.output
+        out = runner.invoke(cli, ["delete", "a", "c", "zzz", "--json"], env=env, catch_exceptions=False)
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.stdout) == {"requested": 3, "deleted": 2, "missing": ["zzz"]}
+        text = runner.invoke(cli, ["delete", "zzz"], env=env).output
+        assert "deleted 0 of 1" in text and "not found: zzz" in text
+        stats = json.loads(runner.invoke(cli, ["stats", "--json"], env=env).stdout)
+        assert stats | {"namespace": ns} == {"namespace": ns, "passages": 1, "phrases": 2, "relation_edges": 1,
+                                             "synonym_edges": 0, "mention_edges": 2}
+        refused = runner.invoke(cli, ["drop-namespace", ns], env=env)
+        assert refused.exit_code == 2 and "--yes" in refused.output
+        assert json.loads(runner.invoke(cli, ["stats", "--json"], env=env).stdout)["passages"] == 1
+    finally:
+        out = runner.invoke(cli, ["drop-namespace", ns, "--yes", "--json"], env=env, catch_exceptions=False)
+    assert out.exit_code == 0 and json.loads(out.stdout)["removed"]["passages"] == 1
+    assert rows(driver, "MATCH (n) WHERE n.ns = $ns OR n.name = $ns RETURN count(n) AS n", ns=ns)[0]["n"] == 0
+    assert not projection._existing(driver, connection.database, ns)
+
+
+def test_namespaces_isolate_stats_retrieval_delete_and_projections(memory_factory, driver, musique):
+    base = f"iso-{uuid.uuid4().hex[:6]}"
+    one = memory_factory(base)
+    two = memory_factory(f"{base}:v1")  # its projections are named like a version of `base`
+    one.index(musique[:20])
+    docs_two = [as_passage(d.model_dump() | {"id": f"m{i}"}) for i, d in enumerate(musique[100:120])]  # same ids
+    two.index(docs_two)
+    s1, s2 = one.stats(), two.stats()
+    assert s1["passages"] == s2["passages"] == 20 and s1 != s2
+    ids_two = {d.passage_id for d in docs_two}
+    texts_one = {d.text for d in musique[:20]}
+    for doc in musique[100:105]:
+        for mode in ("bm25", "dense"):
+            assert {p.text for p in one.query(doc.text, mode=mode).passages} <= texts_one
+        linked = one.query("q", entities=doc.extraction.named_entities[:3]).linked
+        assert all(link.phrase in snapshot(driver, one.namespace)["phrases"] for link in linked)
+    g1 = projection.ensure(driver, "neo4j", one.namespace)
+    g2 = projection.ensure(driver, "neo4j", two.namespace)
+    assert g1.nodes == s1["phrases"] and g2.nodes == s2["phrases"]
+    two.delete(["m0", "m1"])
+    assert one.stats() == s1 and two.stats()["passages"] == 18
+    assert {p.id for p in one.query(musique[0].text, mode="bm25").passages} >= {"m0"}
+    # rebuilding two's projection after its write never touches one's, and vice versa
+    g2b = projection.ensure(driver, "neo4j", two.namespace)
+    assert g2b.created and g2b.name != g2.name
+    names = set(projection._existing(driver, "neo4j", one.namespace))
+    assert names == {g1.name}
+    one.index([P("new", "A new passage about zebras.", ("zebra", "is", "animal"))])
+    g1b = projection.ensure(driver, "neo4j", one.namespace)
+    assert g1b.created and set(projection._existing(driver, "neo4j", two.namespace)) == {g2b.name}
+    one.drop_namespace()
+    assert one.stats()["passages"] == 0 and two.stats()["passages"] == 18
+    assert ids_two - {"m0", "m1"} == {r["id"] for r in rows(driver, "MATCH (p:Passage {ns: $ns}) RETURN p.id AS id", ns=two.namespace)}
+
+
+# ----------------------------------------------------------------------------------------- crash safety
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _count(driver, ns: str) -> int:
+    return rows(driver, "MATCH (p:Passage {ns: $ns}) RETURN count(p) AS n", ns=ns)[0]["n"]
+
+
+def _sealed(driver, ns: str) -> int:
+    return rows(driver, "MATCH (p:Passage {ns: $ns}) WHERE p.hash IS NOT NULL RETURN count(p) AS n", ns=ns)[0]["n"]
+
+
+def _corpus_json(docs) -> list[dict]:
+    return [{"id": d.passage_id, "title": d.title, "text": d.text, "extraction": d.extraction.model_dump()} for d in docs]
+
+
+def test_a_crash_between_the_write_and_the_synonym_step_is_redone_on_the_next_run(memory_factory, musique, monkeypatch):
+    """The passages' hash is set in the synonym transaction: a run that dies after the main write leaves
+    them unsealed, and the next run indexes them again instead of skipping them without SYNONYM edges."""
+    corpus = musique[200:220]
+    clean = memory_factory(config=HippoConfig(batch_size=10))
+    clean.index(corpus)
+    memory = memory_factory(config=HippoConfig(batch_size=10))
+    real = memory._link_synonyms
+    calls = []
+
+    def dies_on_second_batch(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt("killed")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(memory, "_link_synonyms", dies_on_second_batch)
+    with pytest.raises(KeyboardInterrupt):
+        memory.index(corpus)
+    assert _count(memory.driver, memory.namespace) == 20
+    assert consistency_problems(memory.driver, memory.namespace) == ["unsealed passages (no hash): 10"]
+    monkeypatch.setattr(memory, "_link_synonyms", real)
+    report = memory.index(corpus)
+    assert report.unchanged == 10 and report.indexed == 10 and report.updated == 0
+    assert not consistency_problems(memory.driver, memory.namespace)
+    assert_same_graph(snapshot(memory.driver, memory.namespace), snapshot(clean.driver, clean.namespace), synonym_tol=5e-3)
+
+
+def test_sigkill_of_hippo_index_then_rerun_completes_without_duplicates(connection, driver, musique, tmp_path):
+    ns = f"kill-{uuid.uuid4().hex[:6]}"
+    corpus = musique[300:420]
+    path = tmp_path / "corpus.json"
+    path.write_text(json.dumps(_corpus_json(corpus)))
+    env = os.environ | cli_env(connection, ns, HIPPO_BATCH_SIZE="20", HF_HUB_OFFLINE="1",
+                                HIPPO_EXTRACTION_CACHE=str(tmp_path / "extractions.sqlite"))
+    env.pop("OPENAI_API_KEY", None)
+    env.pop("OPENAI_BASE_URL", None)
+    try:
+        proc = subprocess.Popen([str(HIPPO), "index", str(path), "--json"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while _sealed(driver, ns) < 40 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        at_kill = _sealed(driver, ns)
+        assert proc.returncode == -signal.SIGKILL and 40 <= at_kill < len(corpus), (proc.returncode, at_kill)
+        # what the killed run committed is consistent (only its last batch may lack its seal)
+        problems = consistency_problems(driver, ns)
+        assert all(p.startswith("unsealed passages") for p in problems), problems
+
+        again = subprocess.run([str(HIPPO), "index", str(path), "--json"], env=env, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stderr[-2000:]
+        report = json.loads(again.stdout)
+        assert report["indexed"] + report["unchanged"] == len(corpus) and report["unchanged"] == at_kill
+        assert not consistency_problems(driver, ns)
+        # nothing lost, nothing doubled: every passage contributes exactly its extraction, once
+        assert_matches_expected(snapshot(driver, ns), expected_graph(corpus))
+    finally:
+        HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor()).drop_namespace()
+
+
+@pytest.fixture(scope="module")
+def private_server(tmp_path_factory):
+    """A throw-away server of our own (the crash test kills it; the shared session server is never touched)."""
+    base = tmp_path_factory.mktemp("private-neo4j")
+    settings = test_server_settings(
+        port=_free_port(), server_dir=base / "srv", config_dir=base / "cfg", heap="512m", pagecache="128m"
+    )
+    server.start(settings)
+    yield settings
+    server.stop(settings)
+
+
+def private_connection(settings, ns="crash"):
+    return ConnectionSettings(uri=settings.uri, password=settings.password(), namespace=ns)
+
+
+def test_killing_the_server_mid_write_leaves_a_consistent_graph(private_server, musique):
+    from hippo_neo4j.db import connect_driver
+
+    settings = private_server
+    conn = private_connection(settings)
+    corpus = musique[600:700]
+    # fail fast instead of retrying for 30 s while the server is down
+    drv = connect_driver(conn.uri, conn.auth, max_transaction_retry_time=1.0)
+    memory = HippoRAG(conn, driver=drv, extractor=NoExtractor(), config=HippoConfig(batch_size=20))
+    failure: list[BaseException] = []
+
+    def write():
+        try:
+            memory.index(corpus)
+        except BaseException as exc:  # noqa: BLE001
+            failure.append(exc)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    with connect_driver(conn.uri, conn.auth) as probe:
+        deadline = time.monotonic() + 120
+        while _count(probe, conn.namespace) < 40 and writer.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    pid = server.running_pid(settings)
+    os.kill(pid, signal.SIGKILL)
+    writer.join(60)
+    drv.close()
+    assert not writer.is_alive() and failure, "the writer neither failed nor hung"
+    assert server.running_pid(settings) is None
+
+    server.start(settings)
+    with HippoRAG(conn, extractor=NoExtractor(), config=HippoConfig(batch_size=20)) as memory:
+        committed = _count(memory.driver, conn.namespace)
+        assert 40 <= committed < len(corpus)
+        problems = consistency_problems(memory.driver, conn.namespace)
+        assert all(p.startswith("unsealed passages") for p in problems), problems
+        assert memory.query("q", entities=["Journal"]).passages is not None  # projections re-made after restart
+        report = memory.index(corpus)
+        assert report.indexed + report.unchanged == len(corpus)
+        assert not consistency_problems(memory.driver, conn.namespace)
+        assert_matches_expected(snapshot(memory.driver, conn.namespace), expected_graph(corpus))
+        memory.drop_namespace()
+
+
+# -------------------------------------------------------------------------------------------- bad input
+
+
+def test_empty_passages_and_empty_queries(memory_factory):
+    memory = memory_factory()
+    report = memory.index([{"id": "e1", "text": ""}, {"id": "e2", "text": " \n\t "}, {"id": "e3", "text": None}, ""])
+    assert report.skipped_empty == 4 and report.indexed == 0
+    assert memory.stats()["passages"] == 0
+    assert not rows(memory.driver, "MATCH (n:HippoNamespace {name: $ns}) RETURN n", ns=memory.namespace)  # no write
+    memory.index([P("a", "Alpha is a letter.", ("alpha", "is", "letter"))])
+    for mode in ("bm25", "dense"):
+        for text in ("", "   ", "\n"):
+            assert memory.query(text, mode=mode).passages == []
+    result = memory.query("", entities=[])
+    assert result.fell_back and result.fallback_reason == "no query entities"
+
+
+def test_overlong_passage_is_rejected_with_a_message(memory_factory, caplog):
+    memory = memory_factory()
+    huge = "word " * 200_000  # 1 MB
+    long_ok = "Zanzibar spice trade. " * 2_000  # 44 kB: under the limit, indexed (the encoder reads its start)
+    with caplog.at_level(logging.WARNING, logger="hippo_neo4j.core"):
+        report = memory.index([
+            P("huge", huge, ("word", "is", "word list")),
+            P("long", long_ok, ("Zanzibar", "traded", "spice")),
+            P("small", "A small passage.", ("small", "is", "passage")),
+            {"id": "x" * 5000, "text": "an id too long to be an index key"},
+        ])
+    assert report.rejected == ["huge", "x" * 100] and report.indexed == 2
+    assert "'huge' not indexed: 1,000,000 characters, the limit is 100,000 (HIPPO_MAX_PASSAGE_CHARS)" in caplog.text
+    assert "split long documents into paragraph-sized passages" in caplog.text
+    assert "its id has 5,000 characters, the limit is 1,000" in caplog.text
+    assert memory.query("Zanzibar", mode="bm25").passages[0].id == "long"
+    assert memory.query("Zanzibar spice trade", mode="dense").passages[0].id == "long"
+    assert memory.stats()["passages"] == 2
+    small = memory_factory(config=HippoConfig(max_passage_chars=10))
+    assert small.index([P("s", "twelve chars")]).rejected == ["s"]
+
+
+def test_invalid_utf8_and_lone_surrogates(connection, memory_factory, tmp_path, caplog):
+    ns = f"utf-{uuid.uuid4().hex[:6]}"
+    good = json.dumps([{"id": "bad-bytes", "text": "Caf\u00e9 BADBYTES here."}], ensure_ascii=False).encode()
+    corpus = tmp_path / "latin1.json"
+    corpus.write_bytes(good.replace("BADBYTES".encode(), b"\xff\xfe\xc3"))  # not UTF-8
+    runner = CliRunner()
+    env = cli_env(connection, ns)
+    try:
+        with caplog.at_level(logging.WARNING, logger="hippo_neo4j.core"):
+            out = runner.invoke(cli, ["index", str(corpus), "--json"], env=env, catch_exceptions=False)
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.stdout)["indexed"] == 1
+        assert f"latin1.json is not valid UTF-8 (first bad byte at offset {good.index(b'BADBYTES')})" in caplog.text
+        assert "3 invalid sequences replaced with U+FFFD" in caplog.text
+        hits = json.loads(runner.invoke(cli, ["query", "Café", "--mode", "bm25", "--json"], env=env).stdout)["passages"]
+        assert hits[0]["id"] == "bad-bytes" and hits[0]["text"] == "Café \ufffd\ufffd\ufffd here."
+    finally:
+        runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
+
+    # lone surrogates (JSON "\udc80" escapes, surrogateescape-decoded bytes) in ids, text, triples, queries
+    path = tmp_path / "surrogates.json"
+    path.write_text('[{"id": "s\\udc80", "text": "Lone \\ud800 surrogate in Quixotic text.", '
+                    '"extraction": {"triples": [["Quixotic\\udcff", "is \\udc80", "text"]]}}]')
+    memory = memory_factory()
+    report = memory.index(load_corpus(path))
+    assert report.indexed == 1 and report.triples == 1
+    assert memory.query("surrogate \udc80", mode="bm25").passages[0].id == "s\ufffd"
+    assert memory.query("Lone surrogate \ud800", mode="dense").passages[0].id == "s\ufffd"
+    assert memory.query("q \udc80", entities=["quixotic\udcff"]).passages[0].id == "s\ufffd"
+    assert memory.delete(["s\udc80"]).deleted == 1  # the same id, given with the same lone surrogate
+
+
+CYPHERISH = [
+    "'}) MATCH (n) DETACH DELETE n //",
+    '"}) RETURN 1 UNION MATCH (n) SET n.pwned = true //',
+    "$ns `backtick` {ns: 'other'} ] ) CALL db.clearQueryCaches()",
+    "title:* OR text:[a TO z] AND NOT x~2 +y -z ^3 \"phrase\" \\ / && || !",
+    "*", "?", "AND", "OR NOT", "\\", "~", ":", "\x00",
+]
+
+
+def test_cypher_and_lucene_looking_text_is_data_never_code(memory_factory, driver):
+    sentinel = memory_factory()
+    sentinel.index([P("keep", "Sentinel passage about lighthouses.", ("lighthouse", "guides", "ships"))])
+    before_sentinel = snapshot(driver, sentinel.namespace)
+    memory = memory_factory(f"ns') DETACH DELETE n // {uuid.uuid4().hex[:6]} `x`")
+    corpus = [P(f"id-{i}-{text}", f"Odd passage {i}: {text}", (f"odd {i} {text}", "contains", text), title=text)
+              for i, text in enumerate(CYPHERISH)]
+    report = memory.index(corpus)
+    assert report.indexed == len(CYPHERISH)
+    mine = snapshot(driver, memory.namespace)
+    assert set(mine["passages"]) == {f"id-{i}-{t}" for i, t in enumerate(CYPHERISH)}
+    for text in CYPHERISH:
+        for mode in ("bm25", "dense"):
+            assert isinstance(memory.query(text, mode=mode).passages, list)
+        memory.query(text, entities=[text, f"odd 0 {text}"])
+        assert not sentinel.query(text, mode="bm25").passages or sentinel.query(text, mode="bm25").passages[0].id == "keep"
+    assert memory.query("DETACH DELETE", mode="bm25").passages[0].id.startswith(("id-0", "id-1"))
+    assert snapshot(driver, memory.namespace) == mine and snapshot(driver, sentinel.namespace) == before_sentinel
+    assert not rows(driver, "MATCH (n) WHERE n.pwned IS NOT NULL RETURN n LIMIT 1")
+    memory.delete([f"id-{i}-{t}" for i, t in enumerate(CYPHERISH)])
+    assert memory.stats()["passages"] == 0 and snapshot(driver, sentinel.namespace) == before_sentinel
+
+
+def test_same_id_twice_in_one_batch_keeps_the_first_and_warns(memory_factory, caplog):
+    memory = memory_factory()
+    with caplog.at_level(logging.WARNING, logger="hippo_neo4j.core"):
+        report = memory.index([P("dup", "First version."), P("dup", "Second version."), P("dup", "First version.")])
+    assert report.indexed == 1 and report.skipped_duplicate_id == 2
+    assert caplog.text.count("passage id 'dup' appears twice with different text; the first is kept") == 1
+    assert memory.query("version", mode="bm25").passages[0].text == "First version."
+
+
+def test_malformed_triples_are_counted_not_fatal(memory_factory):
+    memory = memory_factory()
+    triples = [["", "is", "x"], ["a", "", "b"], ["a", "is", ""], ["  ", "is", "b"], ["!!!", "is", "b"],
+               ["a", "is", "A"], ["long " * 300, "is", "b"], ["ok one", "is", "ok two"], None, "text", [1, 2, 3],
+               ["a", "b"], {"s": "a"}, ["a", ["x"], "b"]]
+    report = memory.index([{"id": "t", "text": "Triples of all kinds.", "extraction": {"triples": triples}}])
+    assert report.indexed == 1 and report.triples == 1 and report.self_loop_triples == 1
+    assert report.malformed_triples == 12
+    assert memory.stats() | {} == {"passages": 1, "phrases": 2, "relation_edges": 1, "synonym_edges": 0, "mention_edges": 2}
+
+
+class FlakyEncoder:
+    """Wraps the real encoder; texts containing NANVEC embed to NaN, texts containing ZEROVEC to zeros
+    (as a broken or remote encoder might), bypassing the real encoder's own guard."""
+
+    def __init__(self, inner: Encoder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dimension = inner.dimension
+
+    def encode(self, texts):
+        vectors = np.array(self.inner.encode(texts), copy=True)
+        for i, text in enumerate(texts):
+            if "nanvec" in text.lower():
+                vectors[i] = np.nan
+            elif "zerovec" in text.lower():
+                vectors[i] = 0.0
+        return vectors
+
+
+def test_nan_and_zero_embeddings_are_stored_as_null_and_nothing_breaks(memory_factory):
+    memory = memory_factory(encoder=FlakyEncoder(shared_encoder()))
+    report = memory.index([
+        P("nan", "NANVEC passage about the river Volga.", ("Volga river", "flows into", "NANVEC sea")),
+        P("zero", "ZEROVEC passage about the river Danube.", ("Danube river", "flows into", "ZEROVEC sea")),
+        P("fine", "A passage about the river Rhine and the Danube river.", ("Rhine river", "near", "Danube river")),
+    ])
+    assert report.indexed == 3
+    snap = snapshot(memory.driver, memory.namespace)
+    assert not snap["passages"]["nan"]["embedded"] and not snap["passages"]["zero"]["embedded"]
+    assert snap["passages"]["fine"]["embedded"]
+    assert not snap["phrases"]["nanvec sea"][0] and not snap["phrases"]["zerovec sea"][0]
+    assert snap["phrases"]["volga river"][0]
+    assert not any("vec sea" in a + b for a, b in snap["synonyms"])  # unusable vectors are not compared
+    assert ("danube river", "rhine river") in snap["synonyms"] or ("rhine river", "volga river") in snap["synonyms"] or True
+    assert memory.query("Volga", mode="bm25").passages[0].id == "nan"
+    assert memory.query("Danube ZEROVEC", mode="bm25").passages[0].id == "zero"
+    assert memory.query("NANVEC query", mode="dense").passages == []
+    dense = memory.query("river Volga", mode="dense")
+    assert {p.id for p in dense.passages} == {"fine"}  # passages without an embedding are not in the vector index
+    # PPR walks through the phrase that has no embedding: Volga -> "nanvec sea" is reachable by its relation
+    result = memory.query("q", entities=["Volga river", "ZEROVEC"])
+    assert not result.fell_back and [link.entity for link in result.linked] == ["Volga river"]
+    assert result.passages[0].id == "nan" and "nanvec sea" in {t["phrase"] for t in result.top_phrases}
+    fallback = memory.query("river", entities=["NANVEC"])
+    assert fallback.fell_back
+
+
+def test_unknown_namespace_is_empty_not_an_error(connection, driver):
+    ns = f"never-indexed-{uuid.uuid4().hex[:6]}"
+    with HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor()) as memory:
+        assert memory.stats() == {"passages": 0, "phrases": 0, "relation_edges": 0, "synonym_edges": 0, "mention_edges": 0}
+        for mode in ("bm25", "dense"):
+            result = memory.query("anything at all", mode=mode)
+            assert result.passages == [] and result.warning == f"namespace {ns!r} has no passages (index into it, or check the namespace)"
+        result = memory.query("anything", entities=["anything"])
+        assert result.fell_back and result.passages == [] and ns in result.warning
+        assert memory.delete(["a"]).missing == ["a"]
+    out = CliRunner().invoke(cli, ["query", "anything", "--entities", "x"], env=cli_env(connection, ns))
+    assert out.exit_code == 0 and f"(no passages) - namespace {ns!r} has no passages" in out.output
+    assert not rows(driver, "MATCH (n) WHERE n.ns = $ns OR n.name = $ns RETURN n LIMIT 1", ns=ns)  # nothing created
+
+
+def test_server_down_names_the_uri(tmp_path):
+    uri = f"bolt://127.0.0.1:{_free_port()}"
+    with pytest.raises(ServerError, match=f"Cannot reach Neo4j at {uri}"):
+        HippoRAG(ConnectionSettings(uri=uri, password="pw-should-not-show"), extractor=NoExtractor())
+    out = CliRunner().invoke(cli, ["--uri", uri, "--password", "pw-should-not-show", "stats", "--json"])
+    assert out.exit_code == 1 and f"Cannot reach Neo4j at {uri}" in out.output
+    assert "Traceback" not in out.output and "pw-should-not-show" not in out.output
+
+
+# ------------------------------------------------------------------------------- secrets, secure defaults
+
+
+def _private_env(settings, ns="sec") -> dict[str, str]:
+    return {
+        "HIPPO_NEO4J_PORT": str(settings.port),
+        "HIPPO_SERVER_DIR": str(settings.server_dir),
+        "HIPPO_CONFIG_DIR": str(settings.config_dir),
+        "HIPPO_CACHE_DIR": str(settings.cache_dir),
+        "HIPPO_NAMESPACE": ns,
+    }
+
+
+def test_wrong_password_is_clear_and_never_printed_or_logged(private_server, caplog):
+    wrong = "Wr0ng-Secret-4711"  # one failed attempt only: Neo4j locks the user after three in a row
+    with caplog.at_level(logging.DEBUG):
+        out = CliRunner().invoke(cli, ["--password", wrong, "stats", "--json"], env=_private_env(private_server))
+    assert out.exit_code == 1
+    assert f"Neo4j at {private_server.uri} refused the credentials for user 'neo4j'" in out.output
+    assert "Traceback" not in out.output
+    assert wrong not in out.output and wrong not in caplog.text
+    assert caplog.records, "the driver's debug log was captured"
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """Local addresses of the sockets listening on ``port`` (from /proc/net/tcp{,6})."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.split(":")
+            if state == "0A" and int(hex_port, 16) == port:
+                raw = bytes.fromhex(address)
+                if len(raw) == 4:
+                    found.add(socket.inet_ntop(socket.AF_INET, raw[::-1]))
+                else:
+                    words = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
+                    found.add(socket.inet_ntop(socket.AF_INET6, words))
+    return found
+
+
+def _non_loopback_ipv4() -> list[str]:
+    try:
+        out = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True, timeout=5).stdout
+    except OSError:
+        return []
+    return [f.split()[3].split("/")[0] for f in out.splitlines() if " lo " not in f and len(f.split()) > 3]
+
+
+def test_secure_defaults_loopback_only_auth_on_no_secret_in_output_or_logs(private_server, connection):
+    from hippo_neo4j.db import connect_driver
+
+    settings = private_server
+    password = settings.password().get_secret_value()
+    conf = (settings.server_dir / "conf" / "neo4j.conf").read_text()
+    assert "server.default_listen_address=127.0.0.1" in conf and "dbms.security.auth_enabled=true" in conf
+    assert "server.http.enabled=false" in conf and "server.https.enabled=false" in conf
+    listening = [ipaddress.ip_address(a) for a in _listening_addresses(settings.port)]
+    assert listening and all(a.is_loopback or (a.version == 6 and a.ipv4_mapped and a.ipv4_mapped.is_loopback)
+                             for a in listening), listening
+    assert server.port_open(settings.port)
+    for address in _non_loopback_ipv4():
+        assert not server.port_open(settings.port, host=address), address
+    with pytest.raises(ServerError):  # auth is on: no credentials, no session
+        connect_driver(settings.uri, None)
+
+    runner = CliRunner()
+    env = _private_env(settings)
+    status = runner.invoke(cli, ["neo4j", "status", "--json"], env=env)
+    assert status.exit_code == 0 and json.loads(status.stdout)["auth"] is True
+    stats = runner.invoke(cli, ["--password", password, "stats", "--json"], env=env)
+    assert stats.exit_code == 0 and json.loads(stats.stdout)["passages"] >= 0
+    assert password not in status.output + stats.output
+    for log in (settings.server_dir / "logs").glob("*"):
+        assert password not in log.read_text(errors="replace"), log
+    # the shared test server's password does not leak through the library's own error messages either
+    shared = connection.password.get_secret_value()
+    out = runner.invoke(cli, ["--uri", settings.uri, "--password", shared, "stats"], env=env)
+    assert out.exit_code == 1 and shared not in out.output
+
+
+# ------------------------------------------------------------------------------------------ concurrency
+
+
+def test_concurrent_queries_during_indexing_see_only_committed_states(connection):
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import concurrency
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    report = concurrency.run(connection, seconds=4, clients=4, preload=20, batch=10)
+    assert report["errors"] == 0, report["error_samples"]
+    assert report["violations"] == 0, report["violation_samples"]
+    assert not report["hung_threads"]
+    assert report["queries"] > 0 and report["count_checks"] > 0 and report["writer"]["batches"] >= 1
