@@ -403,7 +403,15 @@ def _initialise_auth(home: Path, settings: ServerSettings, java: Java, env: dict
         return
     password = settings.password(create=True)
     assert password is not None
-    proc = _launch(home, java, ADMIN, ["dbms", "set-initial-password", password.get_secret_value()], env, 120)
+    # The password goes through a picocli @argument file (mode 0600, removed at once), never on the
+    # command line, where other local users could read it in /proc/<pid>/cmdline.
+    fd, argfile = tempfile.mkstemp(prefix=".initial-password-", dir=settings.config_dir)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(password.get_secret_value() + "\n")
+        proc = _launch(home, java, ADMIN, ["dbms", "set-initial-password", f"@{argfile}"], env, 120)
+    finally:
+        os.unlink(argfile)
     if proc.returncode != 0:
         raise RuntimeSetupError(
             "Setting the initial Neo4j password failed:\n"
