@@ -1,12 +1,13 @@
 // HippoRAG retrieval: Personalized PageRank from the seed phrases over the namespace's projection,
 // then passage score = sum over phrases of PPR mass x MENTIONED_IN.count.
-// Parameters: $graph, $ns, $seeds [{text, weight}], $damping, $maxIterations, $tolerance, $topK, $topPhrases.
+// Parameters: $graph, $ns, $seeds [{text, weight}], $damping, $maxIterations, $tolerance, $concurrency,
+// $topK, $topPhrases.
 UNWIND $seeds AS seed
 MATCH (ph:Phrase {ns: $ns, text: seed.text})
 WITH collect([ph, seed.weight]) AS sources
 CALL gds.pageRank.stream($graph, {
   sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
-  maxIterations: $maxIterations, tolerance: $tolerance
+  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: $concurrency
 })
 YIELD nodeId, score
 WITH gds.util.asNode(nodeId) AS ph, score WHERE score > 0
