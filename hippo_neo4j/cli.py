@@ -414,6 +414,18 @@ def demo_cmd(ctx: click.Context, demo_ns: str, as_json: bool) -> None:
     emit(ctx, out, "\n".join(texts))
 
 
+
+
+def _register_evaluation_commands() -> None:
+    from .cli_eval import bench_cmd, eval_cmd
+
+    cli.add_command(eval_cmd)
+    cli.add_command(bench_cmd)
+
+
+_register_evaluation_commands()
+
+
 def main() -> None:
     cli(obj={})
 

@@ -1,0 +1,426 @@
+"""Benchmarks (``hippo bench`` / ``make bench``): retrieval latency next to the same retrieval in-process,
+indexing throughput, the cost of adding one passage as the graph grows, server memory and projection size.
+
+Output (issue 5)::
+
+    {"latency_ms": {DATASET: {MODE: {"p50", "p95", "inprocess_p50"}}},
+     "index": {DATASET: {"passages_per_s", "embed_s", "write_s", "synonym_s"}},
+     "add_one_ms": {"1000", "3000", "6000"}, "server_rss_mb", "projection_mb"}
+
+plus ``profile_ms`` (where a hipporag1 query's time goes), ``graph`` sizes and ``meta``.
+
+Latency excludes query NER (the entities are extracted beforehand, as an LLM would be) and includes
+everything after it: encoding, linking, the projection check, PPR and aggregation. The in-process figure
+runs the same steps with numpy/scipy over the graph read back from Neo4j (:class:`ReferenceGraph` plus the
+phrase and passage embeddings), with the same encoder. Throughput excludes extraction time.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import re
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import projection, server
+from .config import ConnectionSettings, ServerSettings
+from .core import HippoRAG, IndexReport
+from .db import connect
+from .encoder import Encoder
+from .evaluation import _percentile, load_dataset
+from .models import PassageIn
+from .reference import ReferenceGraph
+from .text import normalize_phrase
+
+MUSIQUE = "musique_train"
+WIKI = "2wikimultihopqa"
+ADD_ONE_SIZES: tuple[int, ...] = (1000, 3000, 6000)
+MODES = ("hipporag1", "dense", "bm25")
+Say = Callable[[str], None]
+
+
+def default_datasets_dir() -> Path:
+    """``$HIPPO_DATASETS``, else ``../shared/datasets`` next to the project (or the working directory)."""
+    env = os.environ.get("HIPPO_DATASETS")
+    if env:
+        return Path(env)
+    for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
+        candidate = base.parent / "shared" / "datasets"
+        if candidate.is_dir():
+            return candidate
+    return Path.cwd().parent / "shared" / "datasets"
+
+
+# ------------------------------------------------------------------------------------ in-process baseline
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass
+class InProcess:
+    """The three retrieval modes in-process over one namespace's graph, read back from Neo4j."""
+
+    ref: ReferenceGraph
+    encoder: Encoder
+    phrase_vectors: np.ndarray  # rows aligned with ref.phrases (NaN rows: unusable embeddings)
+    passage_vectors: np.ndarray  # rows aligned with ref.passages
+    bm25_weights: sp.csc_matrix  # passages x terms
+    vocabulary: dict[str, int]
+
+    @classmethod
+    def load(cls, memory: HippoRAG) -> "InProcess":
+        ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace)
+        dim = memory.encoder.dimension
+
+        def vectors(records: Sequence[Any], order: dict[str, int]) -> np.ndarray:
+            out = np.full((len(order), dim), np.nan, dtype=np.float32)
+            for r in records:
+                if r["e"] is not None:
+                    out[order[r["key"]]] = r["e"]
+            return out
+
+        passage_order = {p: i for i, p in enumerate(ref.passages)}
+        passages = memory._run("passage_embeddings")
+        texts = {r["key"]: f"{r['title'] or ''} {r['text'] or ''}" for r in passages}
+        weights, vocab = _bm25_matrix([texts[p] for p in ref.passages])
+        return cls(
+            ref, memory.encoder, vectors(memory._run("phrase_embeddings"), ref.phrase_index),
+            vectors(passages, passage_order),
+            weights, vocab,
+        )
+
+    def _top(self, scores: np.ndarray, top_k: int, positive: bool = False) -> list[tuple[str, float]]:
+        k = min(top_k, len(scores))
+        if k == 0:
+            return []
+        part = np.argpartition(-scores, k - 1)[:k]
+        order = part[np.argsort(-scores[part], kind="stable")]
+        return [(self.ref.passages[i], float(scores[i])) for i in order if not positive or scores[i] > 0]
+
+    def link(self, entities: Sequence[str]) -> list[str]:
+        names = list(dict.fromkeys(normalize_phrase(e) for e in entities if normalize_phrase(e)))
+        if not names:
+            return []
+        sims = np.nan_to_num(self.phrase_vectors, nan=0.0) @ self.encoder.encode(names).T
+        return [self.ref.phrases[i] for i in np.argmax(sims, axis=0)]
+
+    def hipporag1(self, entities: Sequence[str], damping: float, top_k: int, tol: float, max_iter: int) -> list[tuple[str, float]]:
+        linked = self.link(entities)
+        if not linked:
+            return self.dense(" ".join(entities), top_k)
+        seeds = self.ref.seed_weights(linked)
+        mass = self.ref.ppr(seeds, damping, tol=tol, max_iter=max_iter)
+        return self._top(self.ref.mentions.T @ mass, top_k, positive=True)
+
+    def dense(self, text: str, top_k: int) -> list[tuple[str, float]]:
+        vector = self.encoder.encode([text])[0]
+        return self._top(np.nan_to_num(self.passage_vectors, nan=-1.0) @ vector, top_k)
+
+    def bm25(self, text: str, top_k: int) -> list[tuple[str, float]]:
+        terms = [self.vocabulary[t] for t in dict.fromkeys(_TOKEN.findall(text.lower())) if t in self.vocabulary]
+        if not terms:
+            return []
+        scores = np.asarray(self.bm25_weights[:, terms].sum(axis=1)).ravel()
+        return self._top(scores, top_k)
+
+
+def _bm25_matrix(texts: Sequence[str], k1: float = 1.2, b: float = 0.75) -> tuple[sp.csc_matrix, dict[str, int]]:
+    """Per (passage, term) BM25 weights (Lucene's defaults); a query's score is the sum over its terms."""
+    vocab: dict[str, int] = {}
+    rows, cols, vals, lengths = [], [], [], []
+    for i, text in enumerate(texts):
+        tokens = _TOKEN.findall(text.lower())
+        lengths.append(len(tokens))
+        counts: dict[int, int] = {}
+        for t in tokens:
+            j = vocab.setdefault(t, len(vocab))
+            counts[j] = counts.get(j, 0) + 1
+        rows += [i] * len(counts)
+        cols += list(counts)
+        vals += list(counts.values())
+    tf = sp.csr_matrix((np.asarray(vals, dtype=float), (rows, cols)), shape=(len(texts), len(vocab)))
+    n = len(texts)
+    df = np.bincount(cols, minlength=len(vocab)).astype(float)
+    idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
+    dl = np.asarray(lengths, dtype=float)
+    norm = k1 * (1 - b + b * dl / max(dl.mean(), 1e-9))
+    coo = tf.tocoo()
+    weight = idf[coo.col] * coo.data * (k1 + 1) / (coo.data + norm[coo.row])
+    return sp.csc_matrix((weight, (coo.row, coo.col)), shape=tf.shape), vocab
+
+
+# ---------------------------------------------------------------------------------------------- timing
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    began = time.perf_counter()
+    fn()
+    return (time.perf_counter() - began) * 1000
+
+
+def _stats(samples: Sequence[float]) -> dict[str, float | None]:
+    return {"p50": _percentile(samples, 50), "p95": _percentile(samples, 95)}
+
+
+@dataclass
+class Query:
+    text: str
+    entities: list[str]
+
+
+def measure_latency(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10, warmup: int = 3) -> dict[str, Any]:
+    """p50/p95 of the Neo4j path and p50 of the in-process path, per mode, on the same queries."""
+    inproc = InProcess.load(memory)
+    cfg = memory.config
+    runs: dict[str, tuple[Callable[[Query], Any], Callable[[Query], Any]]] = {
+        "hipporag1": (
+            lambda q: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities),
+            lambda q: inproc.hipporag1(q.entities, cfg.damping, top_k, cfg.ppr_tolerance, cfg.ppr_max_iterations),
+        ),
+        "dense": (lambda q: memory.query(q.text, mode="dense", top_k=top_k), lambda q: inproc.dense(q.text, top_k)),
+        "bm25": (lambda q: memory.query(q.text, mode="bm25", top_k=top_k), lambda q: inproc.bm25(q.text, top_k)),
+    }
+    out: dict[str, Any] = {}
+    for mode, (neo4j_fn, local_fn) in runs.items():
+        for q in queries[:warmup]:  # the first hipporag1 query projects the graph; warm caches too
+            neo4j_fn(q)
+            local_fn(q)
+        remote = [_timed(lambda q=q: neo4j_fn(q)) for q in queries]
+        local = [_timed(lambda q=q: local_fn(q)) for q in queries]
+        out[mode] = _stats(remote) | {"inprocess_p50": _percentile(local, 50), "inprocess_p95": _percentile(local, 95)}
+    return out
+
+
+def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
+    """Median milliseconds of each step of a hipporag1 query through Neo4j."""
+    cfg = memory.config
+    steps: dict[str, list[float]] = {k: [] for k in ("encode", "link", "projection_check", "ppr", "ppr_and_aggregate", "total")}
+    for q in queries:
+        names = [normalize_phrase(e) for e in dict.fromkeys(q.entities) if normalize_phrase(e)]
+        if not names:
+            continue
+        steps["encode"].append(_timed(lambda: memory.encoder.encode(names)))
+        linked: list[Any] = []
+        steps["link"].append(_timed(lambda: linked.extend(memory.link_entities(q.entities))))
+        seeds = [{"text": link.phrase, "weight": link.weight} for link in linked if link.weight > 0]
+        seeds = list({s["text"]: s for s in seeds}.values())
+        if not seeds:
+            continue
+        graph: list[Any] = []
+        steps["projection_check"].append(
+            _timed(lambda: graph.append(projection.ensure(memory.driver, memory.database, memory.namespace)))
+        )
+        params = dict(graph=graph[0].name, seeds=seeds, damping=cfg.damping, maxIterations=cfg.ppr_max_iterations,
+                      tolerance=cfg.ppr_tolerance, concurrency=getattr(cfg, "ppr_concurrency", 4))
+        steps["ppr"].append(_timed(lambda: memory._run("bench_ppr_only", **params)))
+        steps["ppr_and_aggregate"].append(
+            _timed(lambda: memory._run("ppr_passages", topK=top_k, topPhrases=cfg.top_phrases, **params))
+        )
+        steps["total"].append(_timed(lambda: memory.query(q.text, top_k=top_k, entities=q.entities)))
+    result = {k: _percentile(v, 50) for k, v in steps.items()}
+    if result["link"] is not None and result["encode"] is not None:
+        result["link_without_encode"] = result["link"] - result["encode"]
+    if result["ppr_and_aggregate"] is not None and result["ppr"] is not None:
+        result["aggregate"] = result["ppr_and_aggregate"] - result["ppr"]
+    return result
+
+
+# -------------------------------------------------------------------------------------------- indexing
+
+
+def _throughput(report: IndexReport) -> dict[str, float]:
+    t = report.timings
+    busy = t.get("embed_s", 0.0) + t.get("write_s", 0.0) + t.get("synonym_s", 0.0)
+    return {
+        "passages_per_s": report.indexed / busy if busy else math.nan,
+        "embed_s": t.get("embed_s", 0.0),
+        "write_s": t.get("write_s", 0.0),
+        "synonym_s": t.get("synonym_s", 0.0),
+        "extract_s": t.get("extract_s", 0.0),
+        "passages": report.indexed,
+    }
+
+
+def add_one_ms(memory: HippoRAG, candidates: Sequence[PassageIn], repeats: int = 5) -> dict[str, Any]:
+    """Median time to index one new passage (its extraction supplied); each is deleted again afterwards so
+    the graph keeps its size."""
+    samples = []
+    for p in candidates[:repeats]:
+        samples.append(_timed(lambda p=p: memory.index([p])))
+        memory.delete([p.passage_id])
+    return {"median": statistics.median(samples), "samples": samples}
+
+
+def _fresh(memory: HippoRAG, say: Say) -> None:
+    if memory.stats()["passages"] or memory.stats()["phrases"]:
+        say(f"dropping the previous benchmark namespace {memory.namespace!r}")
+        memory.drop_namespace()
+
+
+def server_rss_mb(settings: ConnectionSettings) -> float | None:
+    """VmRSS of the local server process (the one ``hippo neo4j`` manages at this URI), if it is local."""
+    local = ServerSettings.from_env()
+    if settings.uri.rstrip("/") != local.uri:
+        return None
+    pid = server.running_pid(local)
+    if pid is None:
+        return None
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def projection_mb(memory: HippoRAG) -> dict[str, Any]:
+    graph = projection.ensure(memory.driver, memory.database, memory.namespace)
+    rec = memory._run("projection_size", graph=graph.name)[0]
+    return {
+        "mb": rec["sizeInBytes"] / 2**20 if rec["sizeInBytes"] and rec["sizeInBytes"] > 0 else None,
+        "memory_usage": rec["memoryUsage"],
+        "nodes": rec["nodeCount"],
+        "relationships": rec["relationshipCount"],
+    }
+
+
+def _wiki_queries(passages: Sequence[PassageIn], extractor: Any, n: int, seed: int = 0) -> list[Query]:
+    """2Wiki has no questions here: the first sentence of ``n`` passages sampled with a fixed seed."""
+    rng = random.Random(seed)
+    picked = rng.sample(list(passages), min(n, len(passages)))
+    out = []
+    for p in picked:
+        sentence = re.split(r"(?<=[.!?])\s+", p.text.strip(), maxsplit=1)[0][:300]
+        out.append(Query(sentence, list(extractor.query_entities(sentence))))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------- run
+
+
+def run(
+    connection: ConnectionSettings,
+    datasets: Path,
+    *,
+    queries: int = 100,
+    only: str = "all",
+    keep: bool = False,
+    sizes: Sequence[int] = ADD_ONE_SIZES,
+    say: Say = lambda m: None,
+) -> dict[str, Any]:
+    """Every benchmark of issue 5, in namespaces ``bench-<dataset>`` (rebuilt from scratch, dropped after
+    unless ``keep``)."""
+    from .extract import make_extractor
+
+    extractor = make_extractor("offline")
+    result: dict[str, Any] = {
+        "latency_ms": {}, "index": {}, "add_one_ms": {str(s): None for s in sizes},
+        "server_rss_mb": None, "projection_mb": None,
+        "profile_ms": {}, "graph": {}, "projections": {}, "add_one_samples_ms": {},
+        "meta": {"queries": queries, "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M")},
+    }
+    driver = connect(connection)
+    made: list[HippoRAG] = []
+    try:
+        if only in ("all", "musique"):
+            memory = HippoRAG(connection, namespace=f"bench-{MUSIQUE}", driver=driver, extractor=extractor)
+            made.append(memory)
+            dataset = load_dataset(datasets / MUSIQUE)
+            _fresh(memory, say)
+            say(f"indexing {MUSIQUE}: {len(dataset.passages)} passages with the OpenIE file's extraction")
+            report = memory.index(dataset.passages, progress=True)
+            result["index"][MUSIQUE] = _throughput(report)
+            qs = [Query(q.question, list(extractor.query_entities(q.question))) for q in dataset.questions[:queries]]
+            say(f"latency on {MUSIQUE} ({len(qs)} queries per mode)")
+            result["latency_ms"][MUSIQUE] = measure_latency(memory, qs)
+            result["profile_ms"][MUSIQUE] = profile_hipporag1(memory, qs)
+            result["graph"][MUSIQUE] = memory.stats()
+            result["projections"][MUSIQUE] = projection_mb(memory)
+
+        if only in ("all", "2wiki"):
+            memory = HippoRAG(connection, namespace=f"bench-{WIKI}", driver=driver, extractor=extractor)
+            made.append(memory)
+            from .core import load_corpus
+
+            corpus = [p for p in load_corpus(datasets / WIKI / "corpus.json") if p.text.strip()]
+            corpus = list({p.passage_id: p for p in corpus}.values())
+            say(f"offline extraction of {len(corpus)} {WIKI} passages (cached after the first run)")
+            began = time.perf_counter()
+            extracted = extractor.extract(corpus)
+            extract_s = time.perf_counter() - began
+            corpus = [p.model_copy(update={"extraction": e}) for p, e in zip(corpus, extracted) if e is not None]
+            _fresh(memory, say)
+            total = IndexReport()
+            size = 0
+            spare = corpus[max(sizes):]  # passages beyond the largest size serve as the "one new passage"
+            for target in sizes:
+                if target > len(corpus) - len(spare):
+                    break
+                say(f"indexing {WIKI} up to {target} passages")
+                total.merge(memory.index(corpus[size:target], progress=True))
+                size = target
+                timing = add_one_ms(memory, spare)
+                result["add_one_ms"][str(target)] = timing["median"]
+                result["add_one_samples_ms"][str(target)] = timing["samples"]
+                say(f"add one passage at {target}: {timing['median']:.0f} ms (median of {len(timing['samples'])})")
+            total.merge(memory.index(corpus[size:], progress=True))
+            result["index"][WIKI] = _throughput(total) | {"extract_s": extract_s}
+            qs = _wiki_queries(corpus, extractor, queries)
+            say(f"latency on {WIKI} ({len(qs)} queries per mode)")
+            result["latency_ms"][WIKI] = measure_latency(memory, qs)
+            result["profile_ms"][WIKI] = profile_hipporag1(memory, qs)
+            result["graph"][WIKI] = memory.stats()
+            result["projections"][WIKI] = projection_mb(memory)
+
+        result["server_rss_mb"] = server_rss_mb(connection)
+        sizes_mb = [p["mb"] for p in result["projections"].values() if p.get("mb") is not None]
+        result["projection_mb"] = max(sizes_mb) if sizes_mb else None
+    finally:
+        if not keep:
+            for memory in made:
+                memory.drop_namespace()
+        driver.close()
+    return result
+
+
+# ---------------------------------------------------------------------------------------------- printing
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def bench_table(result: dict[str, Any]) -> str:
+    """The benchmark figures as markdown tables."""
+    lines = ["| dataset | mode | p50 ms | p95 ms | in-process p50 ms | ratio |", "|---|---|---:|---:|---:|---:|"]
+    for dataset, modes in result.get("latency_ms", {}).items():
+        for mode, v in modes.items():
+            ratio = v["p50"] / v["inprocess_p50"] if v.get("p50") and v.get("inprocess_p50") else None
+            lines.append(f"| {dataset} | {mode} | {_fmt(v['p50'])} | {_fmt(v['p95'])} | {_fmt(v['inprocess_p50'])} | {_fmt(ratio)}× |")
+    lines += ["", "| dataset | passages | passages/s | embed s | write s | synonym s | (extract s) |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    for dataset, v in result.get("index", {}).items():
+        lines.append(
+            f"| {dataset} | {v.get('passages', '-')} | {_fmt(v['passages_per_s'])} | {_fmt(v['embed_s'])} | "
+            f"{_fmt(v['write_s'])} | {_fmt(v['synonym_s'])} | {_fmt(v.get('extract_s'))} |"
+        )
+    add = result.get("add_one_ms", {})
+    lines += ["", "| add one passage at | " + " | ".join(add) + " |", "|---|" + "---:|" * len(add),
+              "| ms (median) | " + " | ".join(_fmt(v, 0) for v in add.values()) + " |"]
+    lines += ["", f"server RSS: {_fmt(result.get('server_rss_mb'), 0)} MB; largest GDS projection: "
+              f"{_fmt(result.get('projection_mb'), 2)} MB"]
+    for dataset, prof in result.get("profile_ms", {}).items():
+        lines.append(f"hipporag1 step medians on {dataset} (ms): " + ", ".join(f"{k} {_fmt(v)}" for k, v in prof.items()))
+    return "\n".join(lines)

@@ -1,0 +1,169 @@
+"""``hippo eval`` and ``hippo bench``: the recall harness and the benchmarks on the command line.
+
+Registered on the main group with ``cli.add_command(eval_cmd)`` and ``cli.add_command(bench_cmd)``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .cli import connection_settings, emit
+
+MODE_CHOICES = ["hipporag1", "dense", "bm25"]
+
+
+def _say(quiet: bool = False) -> Any:
+    return (lambda m: None) if quiet else (lambda m: click.echo(m, err=True))
+
+
+def _write_json(path: str, data: Any) -> None:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+
+
+@click.command("eval")
+@click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--mode", "modes", multiple=True, type=click.Choice(MODE_CHOICES),
+              help="Retrieval mode to evaluate (repeatable) [default: all three].")
+@click.option("--top-k", type=click.IntRange(1, 1000), default=10, show_default=True,
+              help="Passages retrieved per question (at least 10 are always retrieved, for Recall@10).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, writable=True),
+              help="Write the summary and per-question results to this JSON file.")
+@click.option("--namespace", "eval_ns", help="Namespace of the index [default: eval-<dataset dir>, -tau<τ> if τ≠0.8].")
+@click.option("--synonym-threshold", "tau", type=click.FloatRange(0, 1), default=None,
+              help="τ: cosine for SYNONYM edges (shapes the index) [default 0.8].")
+@click.option("--damping", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+              help="PPR damping (query time) [default 0.5].")
+@click.option("--sweep", is_flag=True, help="Also run hipporag1 over τ ∈ {0.8, 0.85, 0.9} × damping ∈ {0.3, 0.5, 0.7}.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Evaluate only the first N questions.")
+@click.option("--reindex", is_flag=True, help="Drop and rebuild the evaluation namespace(s) even if they match.")
+@click.option("--no-openie", is_flag=True, help="Ignore the dataset's openie_*.json; run the extractor instead.")
+@click.option("--query-entities", "entity_source", type=click.Choice(["extractor", "named", "named-else-extractor", "gold"]),
+              default="extractor", show_default=True,
+              help="Diagnosis only: 'named' = spaCy named entities without noun chunks (else the extractor's with "
+              "'named-else-extractor'); 'gold' = oracle entities of the gold passages found in the question.")
+@click.option("--min-link-cosine", type=click.FloatRange(-1, 1), default=None,
+              help="Diagnosis only: drop query entities whose best phrase has a lower cosine.")
+@click.pass_context
+def eval_cmd(
+    ctx: click.Context,
+    dataset_dir: str,
+    modes: tuple[str, ...],
+    top_k: int,
+    json_out: str | None,
+    eval_ns: str | None,
+    tau: float | None,
+    damping: float | None,
+    sweep: bool,
+    limit: int | None,
+    reindex: bool,
+    no_openie: bool,
+    entity_source: str,
+    min_link_cosine: float | None,
+) -> None:
+    """Recall@1/2/5/10 and all-recall AR@2/5 of each mode on DATASET_DIR (questions.json, corpus.json and an
+    optional openie_*.json whose extraction is imported)."""
+    from . import evaluation as ev
+    from .core import HippoConfig, HippoRAG
+    from .db import connect
+    from .encoder import shared_encoder
+
+    say = _say()
+    dataset = ev.load_dataset(dataset_dir, use_openie=not no_openie).subset(limit)
+    settings = connection_settings(ctx)
+    root_ns = ctx.find_root().obj.get("connection_options", {}).get("namespace")
+    base_config = HippoConfig()
+    config = base_config.model_copy(
+        update={k: v for k, v in {"synonym_threshold": tau, "damping": damping}.items() if v is not None}
+    )
+    base_ns = eval_ns or root_ns or ev.default_namespace(dataset, base_config.synonym_threshold)
+    namespace = ev.tau_namespace(base_ns, config.synonym_threshold)
+    selected = list(modes) or MODE_CHOICES
+
+    driver = connect(settings)
+    try:
+        encoder = ev.ReusingEncoder(shared_encoder())  # τ variants reuse this index's vectors
+        memory = HippoRAG(settings, namespace=namespace, config=config, driver=driver, encoder=encoder)
+        outcome = ev.ensure_index(memory, dataset, reindex=reindex, progress=True, say=say)
+        say(f"query entities for {len(dataset.questions)} questions ...")
+        entities = (
+            ev.diagnostic_entities(memory, dataset, entity_source, min_link_cosine=min_link_cosine)
+            if "hipporag1" in selected or sweep
+            else {}
+        )
+        say(f"evaluating {', '.join(selected)} on {len(dataset.questions)} questions ...")
+        result = ev.evaluate(memory, dataset, modes=selected, top_k=top_k, entities=entities)
+        result["config"] = {
+            "dataset": str(dataset.root),
+            "namespace": namespace,
+            "questions": len(dataset.questions),
+            "passages": len(dataset.passages),
+            "openie": dataset.openie.name if dataset.openie else None,
+            "unmatched_gold": len(dataset.unmatched_gold),
+            "top_k": max(top_k, max(ev.RECALL_KS)),
+            "synonym_threshold": config.synonym_threshold,
+            "damping": config.damping,
+            "encoder": memory.encoder.name,
+            "query_extractor": getattr(memory.extractor, "name", None) if entities else None,
+            "query_entities": entity_source,
+            "min_link_cosine": min_link_cosine,
+            "index_reused": outcome.reused,
+            "index_timings": (outcome.report or {}).get("timings"),
+            "graph": memory.stats(),
+        }
+        if "hipporag1" in selected:
+            result["diagnostics"]["hipporag1"]["analysis"] = analysis = ev.diagnose(
+                result, dataset, baseline="dense" if "dense" in selected else "bm25"
+            )
+        text = [
+            f"{dataset.name}: {len(dataset.questions)} questions, {len(dataset.passages)} passages, "
+            f"namespace {namespace!r} (τ {config.synonym_threshold:g}, damping {config.damping:g})",
+            "",
+            ev.summary_table(result["summary"], result["diagnostics"]),
+        ]
+        if "hipporag1" in selected:
+            text += ["", "hipporag1 diagnostics: " + ", ".join(
+                f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in analysis.items())]
+        if sweep:
+            def memory_for_tau(t: float) -> HippoRAG:
+                cfg = config.model_copy(update={"synonym_threshold": t})
+                return HippoRAG(settings, namespace=ev.tau_namespace(base_ns, t), config=cfg, driver=driver,
+                                extractor=memory.extractor, encoder=encoder)
+
+            say(f"remembered {encoder.remember(memory)} vectors of {namespace!r} for the τ variants")
+            rows = ev.sweep(memory_for_tau, dataset, entities, reindex=reindex, say=say, progress=True)
+            result["sweep"] = rows
+            text += ["", "hipporag1 over τ × damping:", "", ev.sweep_table(rows)]
+    finally:
+        driver.close()
+    if json_out:
+        _write_json(json_out, result)
+        text.append(f"\nwrote {json_out}")
+    emit(ctx, {"summary": result["summary"], "sweep": result.get("sweep")}, "\n".join(text))
+
+
+@click.command("bench")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, writable=True), default="bench/out/bench.json",
+              show_default=True, help="Write the benchmark figures to this JSON file.")
+@click.option("--datasets", "datasets_dir", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder holding musique_train/ and 2wikimultihopqa/ [default: ../shared/datasets or $HIPPO_DATASETS].")
+@click.option("--queries", type=click.IntRange(5), default=100, show_default=True, help="Queries per dataset and mode.")
+@click.option("--only", type=click.Choice(["all", "musique", "2wiki"]), default="all", show_default=True)
+@click.option("--keep", is_flag=True, help="Keep the bench-* namespaces afterwards (default: drop them).")
+@click.pass_context
+def bench_cmd(ctx: click.Context, json_out: str, datasets_dir: str | None, queries: int, only: str, keep: bool) -> None:
+    """Latency p50/p95 per mode next to in-process scipy, indexing throughput, add-one-passage time at
+    1,000/3,000/6,000 passages, server RSS and GDS projection size."""
+    from . import bench
+
+    root = Path(datasets_dir) if datasets_dir else bench.default_datasets_dir()
+    result = bench.run(
+        connection_settings(ctx), root, queries=queries, only=only, keep=keep, say=_say()
+    )
+    _write_json(json_out, result)
+    emit(ctx, result, bench.bench_table(result) + f"\n\nwrote {json_out}")
