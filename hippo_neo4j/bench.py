@@ -75,6 +75,7 @@ class InProcess:
     passage_vectors: np.ndarray  # rows aligned with ref.passages
     bm25_weights: sp.csc_matrix  # passages x terms
     vocabulary: dict[str, int]
+    min_mass: float = 0.0  # the same cut as HippoConfig.ppr_min_mass
 
     @classmethod
     def load(cls, memory: HippoRAG) -> "InProcess":
@@ -95,7 +96,7 @@ class InProcess:
         return cls(
             ref, memory.encoder, vectors(memory._run("phrase_embeddings"), ref.phrase_index),
             vectors(passages, passage_order),
-            weights, vocab,
+            weights, vocab, memory.config.ppr_min_mass,
         )
 
     def _top(self, scores: np.ndarray, top_k: int, positive: bool = False) -> list[tuple[str, float]]:
@@ -119,6 +120,7 @@ class InProcess:
             return self.dense(" ".join(entities), top_k)
         seeds = self.ref.seed_weights(linked)
         mass = self.ref.ppr(seeds, damping, tol=tol, max_iter=max_iter)
+        mass = np.where(mass > self.min_mass, mass, 0.0)
         return self._top(self.ref.mentions.T @ mass, top_k, positive=True)
 
     def dense(self, text: str, top_k: int) -> list[tuple[str, float]]:

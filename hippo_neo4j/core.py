@@ -62,6 +62,9 @@ class HippoConfig(BaseModel):
     # coordination than it saves (measured: PPR alone 159 ms at the default concurrency vs 45 ms at 1,
     # on a loaded 2-core machine). Raise it for graphs of millions of nodes.
     ppr_concurrency: int = Field(1, ge=1, le=4)
+    # Phrases whose PPR mass is at most this are left out of the passage sums: it halves the aggregation
+    # (measured 65 -> 45 ms on musique_train) and moves a passage score by at most 1e-7 per such mention.
+    ppr_min_mass: float = Field(1e-7, ge=0)
     top_phrases: int = 10
 
 
@@ -510,7 +513,10 @@ class HippoRAG:
                 title=r["title"],
                 text=r["text"],
                 score=float(r["score"]),
-                contributors=[Contributor(**c) for c in (r.get("contributors") or [])],
+                contributors=[
+                    Contributor(**c)
+                    for c in sorted(r.get("contributors") or [], key=lambda c: c["contribution"], reverse=True)[:5]
+                ],
             )
             for r in records
         ]
@@ -554,7 +560,7 @@ class HippoRAG:
             return []
         vectors = self.encoder.encode([normalize_phrase(e) for e in names])
         rows = [{"key": e, "embedding": v.tolist()} for e, v in zip(names, vectors) if _usable(v)]
-        found = self._phrase_neighbours(rows, 10, lambda hits, seen, k, last: bool(hits) or seen < k)
+        found = self._phrase_neighbours(rows, 100, lambda hits, seen, k, last: bool(hits) or seen < k)
         best = {e: hits[0] for e, hits in found.items() if hits}
         counts = {
             r["text"]: r["passages"]
@@ -588,6 +594,7 @@ class HippoRAG:
             "maxIterations": self.config.ppr_max_iterations,
             "tolerance": self.config.ppr_tolerance,
             "concurrency": self.config.ppr_concurrency,
+            "minMass": self.config.ppr_min_mass,
             "topK": top_k,
             "topPhrases": self.config.top_phrases,
         }

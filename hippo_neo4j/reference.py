@@ -88,8 +88,12 @@ class ReferenceGraph:
         total = sum(raw.values())
         return {t: w / total for t, w in raw.items()}
 
-    def retrieve(self, seeds: dict[str, float], damping: float, top_k: int) -> list[tuple[str, float]]:
+    def retrieve(
+        self, seeds: dict[str, float], damping: float, top_k: int, min_mass: float = 0.0
+    ) -> list[tuple[str, float]]:
+        """Top passages by sum(PPR mass x MENTIONED_IN.count) over phrases with mass > ``min_mass``."""
         mass = self.ppr(seeds, damping)
+        mass = np.where(mass > min_mass, mass, 0.0)
         scores = self.mentions.T @ mass
         order = np.argsort(-scores, kind="stable")[:top_k]
         return [(self.passages[i], float(scores[i])) for i in order if scores[i] > 0]

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import os
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
 
-from hippo_neo4j import server
+from hippo_neo4j import HippoRAG, server
 from hippo_neo4j.config import ConnectionSettings, ServerSettings
 from hippo_neo4j.db import connect
+
+from .fake_openai import fake_openai, llm_env, musique_docs  # noqa: F401 - fixtures for every test module
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 DATASETS = Path(os.environ.get("HIPPO_DATASETS", SHARED / "datasets"))
@@ -67,3 +70,33 @@ def driver(connection: ConnectionSettings):
     drv = connect(connection)
     yield drv
     drv.close()
+
+
+class NoExtractor:
+    """For tests that supply every extraction: calling the extractor is a test failure."""
+
+    name = "none"
+
+    def extract(self, passages):
+        raise AssertionError(f"extractor called for {[p.passage_id for p in passages]}")
+
+    def query_entities(self, text):
+        raise AssertionError("query entities must be given explicitly in these tests")
+
+
+@pytest.fixture
+def memory_factory(connection, driver):
+    """HippoRAG clients on fresh namespaces (dropped afterwards). The extractor defaults to NoExtractor;
+    pass ``extractor=None`` for the configured one."""
+    made = []
+
+    def make(namespace: str | None = None, **kwargs):
+        ns = namespace or f"t-{uuid.uuid4().hex[:8]}"
+        kwargs.setdefault("extractor", NoExtractor())
+        memory = HippoRAG(connection, namespace=ns, driver=driver, **kwargs)
+        made.append(memory)
+        return memory
+
+    yield make
+    for memory in made:
+        memory.drop_namespace()

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from hippo_neo4j.cli import cli
 
-from .fake_openai import FakeOpenAI, MusiqueReplay, llm_env, musique_docs  # noqa: F401 - fixtures
+from .fake_openai import FakeOpenAI, MusiqueReplay
 from .graph_dump import dump
 
 

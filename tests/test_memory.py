@@ -30,7 +30,8 @@ from hippo_neo4j.errors import ServerError
 from hippo_neo4j.text import normalize_phrase
 
 from .conftest import test_server_settings
-from .test_core import OPENIE, P, NoExtractor, memory_factory  # noqa: F401 - memory_factory is a fixture
+from .conftest import NoExtractor
+from .test_core import OPENIE, P
 
 ROOT = Path(__file__).resolve().parent.parent
 HIPPO = ROOT / ".venv" / "bin" / "hippo"
