@@ -100,3 +100,10 @@ def memory_factory(connection, driver):
     yield make
     for memory in made:
         memory.drop_namespace()
+
+
+@pytest.fixture(autouse=True)
+def no_llm_from_the_environment(monkeypatch):
+    """Tests never reach a real LLM: those that want one start the fake server and set these themselves."""
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "HIPPO_LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
