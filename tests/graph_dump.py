@@ -2,36 +2,92 @@
 
 from __future__ import annotations
 
-from typing import Any
+import pytest
 
-from neo4j import Driver
+from hippo_neo4j import HippoConfig
 
 
-def dump(driver: Driver, ns: str, database: str = "neo4j") -> dict[str, Any]:
-    def q(cypher: str) -> list[Any]:
-        return driver.execute_query(cypher, ns=ns, database_=database).records
+def rows(driver, query, **params):
+    return [dict(r) for r in driver.execute_query(query, **params).records]
 
-    return {
-        "passages": {
-            r["id"]: (r["title"], r["text"], r["hash"], r["triples"], r["embedded"])
-            for r in q("MATCH (p:Passage {ns: $ns}) RETURN p.id AS id, p.title AS title, p.text AS text, "
-                       "p.hash AS hash, p.triples AS triples, p.embedding IS NOT NULL AS embedded")
-        },
-        "phrases": {
-            r["t"]: r["embedded"]
-            for r in q("MATCH (p:Phrase {ns: $ns}) RETURN p.text AS t, p.embedding IS NOT NULL AS embedded")
-        },
-        "relations": {
-            (r["a"], r["b"]): (r["w"], sorted(zip(r["s"], r["p"])))
-            for r in q("MATCH (a:Phrase {ns: $ns})-[r:RELATION]->(b:Phrase) "
-                       "RETURN a.text AS a, b.text AS b, r.weight AS w, r.sources AS s, r.predicates AS p")
-        },
-        "synonyms": {
-            (r["a"], r["b"]): round(r["s"], 5)
-            for r in q("MATCH (a:Phrase {ns: $ns})-[s:SYNONYM]->(b:Phrase) RETURN a.text AS a, b.text AS b, s.score AS s")
-        },
-        "mentions": {
-            (r["a"], r["p"]): r["c"]
-            for r in q("MATCH (a:Phrase {ns: $ns})-[m:MENTIONED_IN]->(p:Passage) RETURN a.text AS a, p.id AS p, m.count AS c")
-        },
+
+def snapshot(driver, ns: str) -> dict:
+    """Everything of a namespace's graph that matters, in comparable form."""
+    passages = {
+        r["id"]: r
+        for r in rows(
+            driver,
+            "MATCH (p:Passage {ns: $ns}) RETURN p.id AS id, p.title AS title, p.text AS text, p.hash AS hash, "
+            "p.triples AS triples, p.embedding IS NOT NULL AS embedded, size(p.embedding) AS dim, keys(p) AS keys",
+            ns=ns,
+        )
     }
+    for r in passages.values():
+        r["keys"] = sorted(r["keys"])
+    phrases = {
+        r["text"]: (r["embedded"], r["dim"], sorted(r["keys"]))
+        for r in rows(
+            driver,
+            "MATCH (ph:Phrase {ns: $ns}) RETURN ph.text AS text, ph.embedding IS NOT NULL AS embedded, "
+            "size(ph.embedding) AS dim, keys(ph) AS keys",
+            ns=ns,
+        )
+    }
+    relations = {
+        (r["a"], r["b"]): (r["w"], sorted(zip(r["s"], r["p"])), sorted(r["keys"]))
+        for r in rows(
+            driver,
+            "MATCH (a:Phrase {ns: $ns})-[r:RELATION]->(b:Phrase) "
+            "RETURN a.text AS a, b.text AS b, r.weight AS w, r.sources AS s, r.predicates AS p, keys(r) AS keys",
+            ns=ns,
+        )
+    }
+    mentions = {
+        (r["a"], r["p"]): r["c"]
+        for r in rows(
+            driver,
+            "MATCH (a:Phrase {ns: $ns})-[m:MENTIONED_IN]->(p:Passage) RETURN a.text AS a, p.id AS p, m.count AS c",
+            ns=ns,
+        )
+    }
+    synonyms = {
+        (r["a"], r["b"]): r["s"]
+        for r in rows(
+            driver,
+            "MATCH (a:Phrase {ns: $ns})-[s:SYNONYM]->(b:Phrase) RETURN a.text AS a, b.text AS b, s.score AS s",
+            ns=ns,
+        )
+    }
+    other = rows(
+        driver,
+        "MATCH (a {ns: $ns})-[r]-(b) WHERE b.ns IS NULL OR b.ns <> $ns "
+        "   OR NOT type(r) IN ['RELATION', 'SYNONYM', 'MENTIONED_IN'] RETURN count(r) AS n",
+        ns=ns,
+    )[0]["n"]
+    return {
+        "passages": passages,
+        "phrases": phrases,
+        "relations": relations,
+        "mentions": mentions,
+        "synonyms": synonyms,
+        "foreign_edges": other,
+    }
+
+
+def assert_same_graph(got: dict, want: dict, synonym_tol: float = 0.0) -> None:
+    for key in ("passages", "phrases", "relations", "mentions", "foreign_edges"):
+        if got[key] != want[key]:
+            if isinstance(want[key], dict):
+                extra = set(got[key]) - set(want[key])
+                missing = set(want[key]) - set(got[key])
+                changed = [k for k in set(got[key]) & set(want[key]) if got[key][k] != want[key][k]]
+                pytest.fail(f"{key} differ: extra {sorted(extra)[:5]}, missing {sorted(missing)[:5]}, "
+                            f"changed {[(k, got[key][k], want[key][k]) for k in changed[:3]]}")
+            pytest.fail(f"{key}: {got[key]} != {want[key]}")
+    # Embeddings computed in another encoder batch differ by ~1e-4 (padding), so across namespaces scores
+    # are compared approximately, and a pair may only be on one side if its score is that close to tau.
+    for pair in set(got["synonyms"]) ^ set(want["synonyms"]):
+        score = got["synonyms"].get(pair, want["synonyms"].get(pair))
+        assert abs(score - HippoConfig().synonym_threshold) <= synonym_tol, (pair, score)
+    for pair in set(got["synonyms"]) & set(want["synonyms"]):
+        assert got["synonyms"][pair] == pytest.approx(want["synonyms"][pair], abs=synonym_tol), pair
