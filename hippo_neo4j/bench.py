@@ -204,7 +204,6 @@ def measure_latency(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 
 
 def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
     """Median milliseconds of each step of a hipporag1 query through Neo4j."""
-    cfg = memory.config
     steps: dict[str, list[float]] = {k: [] for k in ("encode", "link", "projection_check", "ppr", "ppr_and_aggregate", "total")}
     for q in queries:
         names = [normalize_phrase(e) for e in dict.fromkeys(q.entities) if normalize_phrase(e)]
@@ -213,20 +212,16 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         steps["encode"].append(_timed(lambda: memory.encoder.encode(names)))
         linked: list[Any] = []
         steps["link"].append(_timed(lambda: linked.extend(memory.link_entities(q.entities))))
-        seeds = [{"text": link.phrase, "weight": link.weight} for link in linked if link.weight > 0]
-        seeds = list({s["text"]: s for s in seeds}.values())
+        seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
         if not seeds:
             continue
         graph: list[Any] = []
         steps["projection_check"].append(
             _timed(lambda: graph.append(projection.ensure(memory.driver, memory.database, memory.namespace)))
         )
-        params = dict(graph=graph[0].name, seeds=seeds, damping=cfg.damping, maxIterations=cfg.ppr_max_iterations,
-                      tolerance=cfg.ppr_tolerance, concurrency=getattr(cfg, "ppr_concurrency", 4))
+        params = memory.ppr_parameters(seeds, top_k) | {"graph": graph[0].name}
         steps["ppr"].append(_timed(lambda: memory._run("bench_ppr_only", **params)))
-        steps["ppr_and_aggregate"].append(
-            _timed(lambda: memory._run("ppr_passages", topK=top_k, topPhrases=cfg.top_phrases, **params))
-        )
+        steps["ppr_and_aggregate"].append(_timed(lambda: memory._run("ppr_passages", **params)))
         steps["total"].append(_timed(lambda: memory.query(q.text, top_k=top_k, entities=q.entities)))
     result = {k: _percentile(v, 50) for k, v in steps.items()}
     if result["link"] is not None and result["encode"] is not None:

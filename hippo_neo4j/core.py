@@ -576,6 +576,19 @@ class HippoRAG:
             link.weight = weights.get(link.phrase, 0.0) / total if total else 0.0
         return links
 
+    def ppr_parameters(self, seeds: dict[str, float], top_k: int) -> dict[str, Any]:
+        """The parameters of ``cypher/ppr_passages.cypher`` (all but ``$graph`` and ``$ns``)."""
+        return {
+            "seeds": [{"text": t, "weight": w} for t, w in seeds.items()],
+            "damping": self.config.damping,
+            "maxIterations": self.config.ppr_max_iterations,
+            "tolerance": self.config.ppr_tolerance,
+            "concurrency": self.config.ppr_concurrency,
+            "minMass": self.config.ppr_min_mass,
+            "topK": top_k,
+            "topPhrases": self.config.top_phrases,
+        }
+
     def _hipporag1(self, text: str, top_k: int, entities: Sequence[str] | None) -> RetrievalResult:
         ents = list(entities) if entities is not None else list(self.extractor.query_entities(text))
         linked = self.link_entities(ents)
@@ -588,16 +601,7 @@ class HippoRAG:
                 "no query entities" if not ents else "no query entity links to a phrase in this namespace"
             )
             return fallback
-        params = {
-            "seeds": [{"text": t, "weight": w} for t, w in seeds.items()],
-            "damping": self.config.damping,
-            "maxIterations": self.config.ppr_max_iterations,
-            "tolerance": self.config.ppr_tolerance,
-            "concurrency": self.config.ppr_concurrency,
-            "minMass": self.config.ppr_min_mass,
-            "topK": top_k,
-            "topPhrases": self.config.top_phrases,
-        }
+        params = self.ppr_parameters(seeds, top_k)
         graph = projection.ensure(self.driver, self.database, self.namespace)
         try:
             records = self._run("ppr_passages", graph=graph.name, **params)
