@@ -408,7 +408,7 @@ def _initialise_auth(home: Path, settings: ServerSettings, java: Java, env: dict
     fd, argfile = tempfile.mkstemp(prefix=".initial-password-", dir=settings.config_dir)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(password.get_secret_value() + "\n")
+            handle.write("--\n" + password.get_secret_value() + "\n")  # "--": a password may start with "-"
         proc = _launch(home, java, ADMIN, ["dbms", "set-initial-password", f"@{argfile}"], env, 120)
     finally:
         os.unlink(argfile)

@@ -42,6 +42,10 @@ def test_start_status_stop_cycle_through_cli(tmp_path, monkeypatch, neo4j_server
         "HIPPO_NEO4J_HEAP": "512m",
         "HIPPO_NEO4J_PAGECACHE": "128m",
     }
+    # a password that looks like an option (generated ones can start with "-") must still be set
+    settings.config_dir.mkdir(parents=True)
+    settings.password_file.write_text("-Starts-with_a-dash0123456789\n")
+    settings.password_file.chmod(0o600)
     runner = CliRunner()
     try:
         first = runner.invoke(cli, ["neo4j", "start", "--json"], env=env, catch_exceptions=False)
