@@ -440,6 +440,10 @@ def start(settings: ServerSettings, say: Say = _quiet) -> Status:
     (settings.server_dir / "conf" / "neo4j.conf").write_text(render_conf(settings, java), encoding="utf-8")
     env = _env(home, settings, java)
     _initialise_auth(home, settings, java, env)
+    if current.pid is None and pid_file(settings).exists():
+        # A pid file whose process is gone (or is a zombie left by a killed server) would make Neo4j's
+        # launcher report "already running": it is stale, so it goes.
+        pid_file(settings).unlink()
     if current.pid is None:
         began = time.monotonic()
         say(f"Starting Neo4j on {settings.uri} (Java {java.version}, data in {settings.server_dir / 'data'}) ...")
