@@ -58,12 +58,11 @@ class HippoConfig(BaseModel):
     )
     ppr_max_iterations: int = 50  # damping 0.5 halves the error each step: 0.5**50 is far below tolerance
     ppr_tolerance: float = 1e-9
-    # One thread: on phrase graphs of this size (10^4-10^5 nodes) GDS's parallel PPR costs more in
-    # coordination than it saves (measured: PPR alone 159 ms at the default concurrency vs 45 ms at 1,
-    # on a loaded 2-core machine). Raise it for graphs of millions of nodes.
+    # One thread: on phrase graphs of this size (10^4-10^5 nodes) GDS's parallel PPR spent more on
+    # coordination than it saved in ad-hoc timings on a 2-core machine. Raise it for graphs of millions of nodes.
     ppr_concurrency: int = Field(1, ge=1, le=4)
-    # Phrases whose PPR mass is at most this are left out of the passage sums: it halves the aggregation
-    # (measured 65 -> 45 ms on musique_train) and moves a passage score by at most 1e-7 per such mention.
+    # Phrases whose PPR mass is at most this are left out of the passage sums: fewer MENTIONED_IN expansions
+    # in the aggregation, and a passage score moves by at most 1e-7 per such mention.
     ppr_min_mass: float = Field(1e-7, ge=0)
     top_phrases: int = 10
 
