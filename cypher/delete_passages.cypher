@@ -1,5 +1,5 @@
 // Remove passages and exactly their contribution: their MENTIONED_IN edges, their entries in RELATION
-// provenance (an edge left with no support goes), and phrases no passage mentions any more (with their
+// and Fact provenance (an edge or fact left with no support goes), and phrases no passage mentions any more (with their
 // SYNONYM edges). Parameters: $ns, $ids. Returns how many passages were found.
 // Each RELATION edge is rewritten once, from all of $ids together: several passages of one batch may
 // support the same edge, and its `sources` and `predicates` lists must stay aligned.
@@ -17,6 +17,17 @@ CALL (phrases) {
   SET r.sources = sources, r.predicates = predicates, r.weight = size(sources)
   WITH r WHERE r.weight = 0
   DELETE r
+}
+// a passage's facts have a subject among its phrases (hippo_fact_subject index)
+CALL (phrases) {
+  UNWIND phrases AS s
+  MATCH (f:Fact {ns: $ns, subject: s.text})
+  WHERE any(x IN f.sources WHERE x IN $ids)
+  WITH DISTINCT f
+  WITH f, [x IN f.sources WHERE NOT x IN $ids] AS sources
+  SET f.sources = sources
+  WITH f WHERE size(sources) = 0
+  DELETE f
 }
 CALL (passages) {
   UNWIND passages AS p

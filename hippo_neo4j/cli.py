@@ -12,6 +12,7 @@ from neo4j.exceptions import ServiceUnavailable, SessionExpired
 
 from . import server
 from .config import ConnectionSettings, ServerSettings
+from .core import MODES
 from .errors import HippoError
 
 if TYPE_CHECKING:
@@ -263,6 +264,16 @@ def _result_text(result: "RetrievalResult") -> str:
             f"  {link.entity!r} -> phrase {link.phrase!r} (cosine {link.similarity:.3f}, "
             f"in {link.passages} passages, seed weight {link.weight:.3f})"
         )
+    if result.facts:
+        lines.append(f"facts (recognition filter: {result.filter or 'off'}):")
+        lines += [
+            f"  {'kept   ' if f.kept else 'dropped'} ({f.score:.3f}) {f.subject} | {f.predicate} | {f.object}"
+            for f in result.facts
+        ]
+    if result.phrase_seeds and result.mode == "hipporag2":
+        lines.append("phrase seeds: " + ", ".join(f"{s.node} ({s.weight:.3f})" for s in result.phrase_seeds))
+    if result.passage_seeds:
+        lines.append("largest passage seeds: " + ", ".join(f"{s.node} ({s.weight:.4f})" for s in result.passage_seeds))
     if result.fell_back:
         lines.append(f"fell back to dense retrieval: {result.fallback_reason}")
     if result.top_phrases:
@@ -283,7 +294,9 @@ def retrieval_options(max_k: int, top_k_help: str | None = None) -> Any:
 
     def decorate(f: Any) -> Any:
         for option in reversed([
-            click.option("--mode", type=click.Choice(["hipporag1", "dense", "bm25"]), default="hipporag1", show_default=True),
+            click.option("--mode", type=click.Choice(list(MODES)), default="hipporag1", show_default=True,
+                         help="hipporag2: facts + passage nodes; hybrid: hipporag1 fused with dense."),
+            click.option("--no-filter", is_flag=True, help="hipporag2: skip the LLM recognition filter."),
             click.option("--top-k", type=click.IntRange(1, max_k), default=5, show_default=True, help=top_k_help),
             click.option("--entities", help="Query entities separated by '|' (instead of extracting them)."),
             extractor_option,
@@ -300,22 +313,24 @@ def retrieval_options(max_k: int, top_k_help: str | None = None) -> Any:
 @retrieval_options(1000)
 @click.pass_context
 def query_cmd(
-    ctx: click.Context, text: str, mode: str, top_k: int, entities: str | None, extractor_kind: str, as_json: bool
+    ctx: click.Context, text: str, mode: str, no_filter: bool, top_k: int, entities: str | None,
+    extractor_kind: str, as_json: bool,
 ) -> None:
     """Retrieve the passages that answer TEXT."""
-    result = _retrieve(ctx, text, mode, top_k, entities, extractor_kind)
+    result = _retrieve(ctx, text, mode, top_k, entities, extractor_kind, no_filter)
     emit(ctx, result.model_dump(), _result_text(result))
 
 
 def _retrieve(
-    ctx: click.Context, text: str, mode: str, top_k: int, entities: str | None, extractor_kind: str
+    ctx: click.Context, text: str, mode: str, top_k: int, entities: str | None, extractor_kind: str,
+    no_filter: bool = False,
 ) -> "RetrievalResult":
     from .extract import make_extractor
 
     ents = [e.strip() for e in entities.split("|") if e.strip()] if entities is not None else None
-    extractor = make_extractor(extractor_kind) if ents is None and mode == "hipporag1" else None
+    extractor = make_extractor(extractor_kind) if ents is None and mode in ("hipporag1", "hybrid") else None
     with open_memory(ctx, extractor=extractor) as memory:
-        return memory.query(text, mode=mode, top_k=top_k, entities=ents)
+        return memory.query(text, mode=mode, top_k=top_k, entities=ents, filter=not no_filter)
 
 
 @cli.command("ask")
@@ -323,12 +338,13 @@ def _retrieve(
 @retrieval_options(50, "Passages given to the reader.")
 @click.pass_context
 def ask_cmd(
-    ctx: click.Context, question: str, mode: str, top_k: int, entities: str | None, extractor_kind: str, as_json: bool
+    ctx: click.Context, question: str, mode: str, no_filter: bool, top_k: int, entities: str | None,
+    extractor_kind: str, as_json: bool,
 ) -> None:
     """Retrieve, then answer QUESTION from the top passages with the LLM reader."""
     from .extract.llm import llm_configured
 
-    result = _retrieve(ctx, question, mode, top_k, entities, extractor_kind)
+    result = _retrieve(ctx, question, mode, top_k, entities, extractor_kind, no_filter)
     data: dict[str, Any] = {"question": question, "retrieval": result.model_dump()}
     if not llm_configured():
         data["answer"] = None
@@ -352,6 +368,17 @@ def stats_cmd(ctx: click.Context, as_json: bool) -> None:
         stats = memory.stats()
         namespace = memory.namespace
     emit(ctx, {"namespace": namespace, **stats}, "\n".join([f"namespace {namespace}"] + [f"{k} {v}" for k, v in stats.items()]))
+
+
+@cli.command("rebuild-facts")
+@json_option
+@click.pass_context
+def rebuild_facts_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Derive the namespace's Fact nodes (hipporag2) from its relations: for a namespace indexed before
+    facts were stored. Idempotent."""
+    with open_memory(ctx) as memory:
+        report = memory.rebuild_facts()
+    emit(ctx, report, f"{report['facts']} facts, {report['created']} created")
 
 
 @cli.command("delete")

@@ -13,7 +13,9 @@ import click
 
 from .cli import connection_settings, emit
 
-MODE_CHOICES = ["hipporag1", "dense", "bm25"]
+from .evaluation import DEFAULT_VARIANTS, VARIANTS
+
+MODE_CHOICES = list(VARIANTS)
 
 
 def _say(quiet: bool = False) -> Any:
@@ -29,7 +31,8 @@ def _write_json(path: str, data: Any) -> None:
 @click.command("eval")
 @click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--mode", "modes", multiple=True, type=click.Choice(MODE_CHOICES),
-              help="Retrieval mode to evaluate (repeatable) [default: all three].")
+              help="Retrieval mode or ablation to evaluate (repeatable) [default: all but plain 'hybrid'; "
+              "hybrid-0.3/0.5/0.7 set λ].")
 @click.option("--top-k", type=click.IntRange(1, 1000), default=10, show_default=True,
               help="Passages retrieved per question (at least 10 are always retrieved, for Recall@10).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, writable=True),
@@ -41,6 +44,7 @@ def _write_json(path: str, data: Any) -> None:
               help="PPR damping (query time) [default 0.5].")
 @click.option("--sweep", is_flag=True, help="Also run hipporag1 over τ ∈ {0.8, 0.85, 0.9} × damping ∈ {0.3, 0.5, 0.7}.")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Evaluate only the first N questions.")
+@click.option("--no-filter", is_flag=True, help="hipporag2 without the LLM recognition filter (off anyway with no LLM).")
 @click.option("--reindex", is_flag=True, help="Drop and rebuild the evaluation namespace(s) even if they match.")
 @click.option("--no-openie", is_flag=True, help="Ignore the dataset's openie_*.json; run the extractor instead.")
 @click.option("--query-entities", "entity_source", type=click.Choice(["extractor", "named", "named-else-extractor", "gold"]),
@@ -61,6 +65,7 @@ def eval_cmd(
     damping: float | None,
     sweep: bool,
     limit: int | None,
+    no_filter: bool,
     reindex: bool,
     no_openie: bool,
     entity_source: str,
@@ -83,7 +88,7 @@ def eval_cmd(
     )
     base_ns = eval_ns or root_ns or ev.default_namespace(dataset, base_config.synonym_threshold)
     namespace = ev.tau_namespace(base_ns, config.synonym_threshold)
-    selected = list(modes) or MODE_CHOICES
+    selected = list(dict.fromkeys(modes)) or list(DEFAULT_VARIANTS)
 
     driver = connect(settings)
     try:
@@ -93,11 +98,13 @@ def eval_cmd(
         say(f"query entities for {len(dataset.questions)} questions ...")
         entities = (
             ev.diagnostic_entities(memory, dataset, entity_source, min_link_cosine=min_link_cosine)
-            if "hipporag1" in selected or sweep
+            if any(ev.uses_entities(m) for m in selected) or sweep
             else {}
         )
         say(f"evaluating {', '.join(selected)} on {len(dataset.questions)} questions ...")
-        result = ev.evaluate(memory, dataset, modes=selected, top_k=top_k, entities=entities)
+        result = ev.evaluate(
+            memory, dataset, modes=selected, top_k=top_k, entities=entities, use_filter=not no_filter
+        )
         result["config"] = {
             "dataset": str(dataset.root),
             "namespace": namespace,
@@ -113,6 +120,9 @@ def eval_cmd(
             "query_entities": entity_source,
             "min_link_cosine": min_link_cosine,
             "index_reused": outcome.reused,
+            "recognition_filter": (
+                "off" if no_filter or memory.fact_filter is None else getattr(memory.fact_filter, "name", "on")
+            ),
             "index_timings": (outcome.report or {}).get("timings"),
             "graph": memory.stats(),
         }

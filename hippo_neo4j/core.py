@@ -7,12 +7,14 @@
 
 The graph (design card): ``(:Passage {ns, id, title, text, hash, embedding})``,
 ``(:Phrase {ns, text, embedding})``, ``(:Phrase)-[:RELATION {weight, sources, predicates}]->(:Phrase)``,
-``(:Phrase)-[:SYNONYM {score}]->(:Phrase)``, ``(:Phrase)-[:MENTIONED_IN {count}]->(:Passage)``.
-Every statement lives in ``cypher/`` and is parameterised.
+``(:Phrase)-[:SYNONYM {score}]->(:Phrase)``, ``(:Phrase)-[:MENTIONED_IN {count}]->(:Passage)``, and
+``(:Fact {ns, id, subject, predicate, object, text, embedding, sources})``, one per distinct normalised
+triple, for hipporag2's query-to-fact linking. Every statement lives in ``cypher/`` and is parameterised.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
@@ -37,12 +39,12 @@ from .text import alnum_count, lucene_escape, normalize_phrase, scrub
 
 log = logging.getLogger(__name__)
 
-Mode = Literal["hipporag1", "dense", "bm25"]
+Mode = Literal["hipporag2", "hipporag1", "hybrid", "dense", "bm25"]
 
 MAX_KEY_CHARS = 1000  # passage ids and phrases are keys of range indexes (about 8 kB per key): longer ones are refused
 MAX_BM25_TERMS = 512  # Lucene refuses queries of more than 1024 clauses
 
-MODES: tuple[str, ...] = ("hipporag1", "dense", "bm25")
+MODES: tuple[str, ...] = ("hipporag2", "hipporag1", "hybrid", "dense", "bm25")
 
 
 class HippoConfig(BaseModel):
@@ -65,6 +67,17 @@ class HippoConfig(BaseModel):
     # in the aggregation, and a passage score moves by at most 1e-7 per such mention.
     ppr_min_mass: float = Field(1e-7, ge=0)
     top_phrases: int = 10
+    # hipporag2 (HippoRAG 2's defaults)
+    fact_top_k: int = Field(5, ge=1, le=100, description="facts retrieved for the query (before the filter)")
+    link_top_phrases: int = Field(5, ge=1, description="phrase seeds kept: the largest")
+    passage_node_weight: float = Field(0.05, ge=0, description="passage seed = this x min-max normalised dense score")
+    passage_nodes: bool = Field(True, description="ablation when False: PPR over phrases only, hipporag1's aggregation")
+    linking: Literal["fact", "entity"] = Field(
+        "fact", description="ablation 'entity': phrase seeds from query entities (similarity / |P_i|) instead of facts"
+    )
+    # hybrid
+    hybrid_lambda: float = Field(0.5, ge=0, le=1, description="weight of the hipporag1 score in the fusion")
+    hybrid_depth: int = Field(50, ge=1, description="passages each side contributes to the fusion")
 
 
 # ---------------------------------------------------------------------------------------------- results
@@ -84,6 +97,7 @@ class IndexReport(BaseModel):
     malformed_triples: int = 0
     self_loop_triples: int = 0
     new_phrases: int = 0
+    new_facts: int = 0
     synonym_edges: int = 0
     timings: dict[str, float] = Field(default_factory=lambda: {"extract_s": 0.0, "embed_s": 0.0, "write_s": 0.0, "synonym_s": 0.0})
 
@@ -111,6 +125,30 @@ class Contributor(BaseModel):
     contribution: float
 
 
+class FactHit(BaseModel):
+    """A fact the query linked to: its triple, cosine to the query, |P| of its subject and object, and
+    whether the recognition filter kept it."""
+
+    subject: str
+    predicate: str
+    object: str
+    score: float
+    subject_passages: int = 0
+    object_passages: int = 0
+    kept: bool = True
+
+    @property
+    def triple(self) -> tuple[str, str, str]:
+        return (self.subject, self.predicate, self.object)
+
+
+class Seed(BaseModel):
+    """A PPR seed: a phrase (by text) or a passage (by id) and its reset weight."""
+
+    node: str
+    weight: float
+
+
 class RetrievedPassage(BaseModel):
     id: str
     title: str | None = None
@@ -125,6 +163,10 @@ class RetrievalResult(BaseModel):
     entities: list[str] = Field(default_factory=list)
     linked: list[LinkedEntity] = Field(default_factory=list)
     top_phrases: list[dict[str, Any]] = Field(default_factory=list)
+    facts: list[FactHit] = Field(default_factory=list, description="hipporag2: facts retrieved (kept or not)")
+    filter: str | None = Field(None, description="hipporag2: the recognition filter used, 'off', or why it failed")
+    phrase_seeds: list[Seed] = Field(default_factory=list)
+    passage_seeds: list[Seed] = Field(default_factory=list, description="hipporag2: the largest passage seeds")
     passages: list[RetrievedPassage] = Field(default_factory=list)
     fell_back: bool = False
     fallback_reason: str | None = None
@@ -133,6 +175,9 @@ class RetrievalResult(BaseModel):
 
     @property
     def seeds(self) -> list[tuple[str, float]]:
+        """The phrase seeds of the walk (hipporag1: linked entities; hipporag2: phrases of kept facts)."""
+        if self.phrase_seeds:
+            return [(s.node, s.weight) for s in self.phrase_seeds]
         return [(link.phrase, link.weight) for link in self.linked if link.weight > 0]
 
 
@@ -164,6 +209,21 @@ def as_passage(item: PassageIn | dict[str, Any] | str) -> PassageIn:
     )
 
 
+def add_fact(facts: dict[str, dict[str, Any]], subject: str, predicate: str, obj: str, passage: str) -> None:
+    """Record one extracted triple (normalised subject and object) as an assertion of its Fact by ``passage``.
+
+    A fact is the normalised (subject, predicate, object); its text, which is embedded, is the three joined
+    by spaces; its id is a hash of the three (keys of any length fit the uniqueness constraint).
+    """
+    pred = normalize_phrase(predicate)
+    fid = hashlib.sha256(f"{subject}\t{pred}\t{obj}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    fact = facts.get(fid)
+    if fact is None:
+        text = " ".join(x for x in (subject, pred, obj) if x)
+        fact = facts[fid] = {"id": fid, "subject": subject, "predicate": pred, "object": obj, "text": text, "sources": []}
+    fact["sources"].append(passage)
+
+
 def _valid_triple(triple: Any) -> tuple[str, str, str] | None:
     if not isinstance(triple, (list, tuple)) or len(triple) != 3:
         return None
@@ -193,6 +253,7 @@ class HippoRAG:
         extractor: Any = None,
         config: HippoConfig | None = None,
         driver: Driver | None = None,
+        fact_filter: Any = "auto",
     ) -> None:
         self.connection = connection or ConnectionSettings.from_env()
         self.namespace = scrub(namespace or self.connection.namespace or "")
@@ -202,6 +263,7 @@ class HippoRAG:
         self.config = config or HippoConfig()
         self.encoder = encoder or shared_encoder()
         self._extractor = extractor
+        self._fact_filter = fact_filter
         self._owns_driver = driver is None
         self.driver = driver or connect(self.connection)
         self.ensure_schema()
@@ -225,6 +287,20 @@ class HippoRAG:
 
             self._extractor = make_extractor("auto")
         return self._extractor
+
+    @property
+    def fact_filter(self) -> Any:
+        """hipporag2's recognition filter: the LLM one when an LLM is configured ("auto"), else None."""
+        if self._fact_filter == "auto":
+            from .extract.llm import llm_configured
+
+            if llm_configured():
+                from .reader import RecognitionFilter
+
+                self._fact_filter = RecognitionFilter()
+            else:
+                self._fact_filter = None
+        return self._fact_filter
 
     def _run(self, name: str, **params: Any) -> list[Any]:
         return self.driver.execute_query(cypher(name), ns=self.namespace, database_=self.database, **params).records
@@ -333,6 +409,7 @@ class HippoRAG:
 
         # Triples -> normalised phrases, mentions and relations.
         rows, mentions, relations = [], [], []
+        facts: dict[str, dict[str, Any]] = {}
         phrases: set[str] = set()
         for p in ok:
             counts: Counter[str] = Counter()
@@ -350,6 +427,7 @@ class HippoRAG:
                 counts[s] += 1
                 counts[o] += 1
                 relations.append({"subject": s, "object": o, "predicate": valid[1], "passage": p.passage_id})
+                add_fact(facts, s, valid[1], o, p.passage_id)
             report.triples += kept
             report.no_triples += kept == 0
             phrases.update(counts)
@@ -361,6 +439,7 @@ class HippoRAG:
         began = time.perf_counter()
         passage_vectors = self.encoder.encode([p.full_text for p in ok])
         phrase_vectors = self.encoder.encode(new_phrases)
+        fact_rows, new_facts = self._embed_new_facts(facts, updated_ids)
         report.timings["embed_s"] += time.perf_counter() - began
         for row, vec in zip(rows, passage_vectors):
             row["embedding"] = _finite_or_none(vec)
@@ -376,18 +455,48 @@ class HippoRAG:
             tx.run(cypher("write_phrases"), ns=self.namespace, phrases=phrase_rows).consume()
             tx.run(cypher("write_mentions"), ns=self.namespace, mentions=mentions).consume()
             tx.run(cypher("write_relations"), ns=self.namespace, relations=relations).consume()
+            tx.run(cypher("write_facts"), ns=self.namespace, facts=fact_rows).consume()
 
         began = time.perf_counter()
         self._write(write)
         report.timings["write_s"] += time.perf_counter() - began
         report.indexed += len(ok)
         report.new_phrases += len(new_phrases)
+        report.new_facts += new_facts
 
         began = time.perf_counter()
         seal = [{"id": row["id"], "hash": row["hash"]} for row in rows]
         report.synonym_edges += self._link_synonyms([r for r in phrase_rows if r["embedding"] is not None], seal)
         report.timings["synonym_s"] += time.perf_counter() - began
         return report
+
+    def _embed_new_facts(
+        self, facts: dict[str, dict[str, Any]], replacing: list[str]
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The fact rows to write, and how many are new: those the namespace does not hold yet (or that only
+        the passages in ``replacing`` assert) get an embedding, the others keep theirs."""
+        existing = {r["id"] for r in self._run("existing_facts", ids=sorted(facts), replacing=replacing)}
+        new = [f for fid, f in facts.items() if fid not in existing]
+        for f, vec in zip(new, self.encoder.encode([f["text"] for f in new])):
+            f["embedding"] = _finite_or_none(vec)
+        return [f | {"embedding": f.get("embedding")} for f in facts.values()], len(new)
+
+    def rebuild_facts(self) -> dict[str, int]:
+        """Derive the namespace's Fact nodes from RELATION provenance (idempotent).
+
+        For namespaces indexed before facts were stored: every triple is recorded on its RELATION edge, so the
+        facts (and their sources) follow exactly; missing facts are created and embedded, existing ones get
+        their sources recomputed.
+        """
+        facts: dict[str, dict[str, Any]] = {}
+        for r in self._run("relation_facts"):
+            add_fact(facts, r["subject"], r["predicate"], r["object"], r["passage"])
+        rows, created = self._embed_new_facts(facts, [])
+        size = max(1, self.config.batch_size) * 4
+        for start in range(0, len(rows), size):
+            chunk = rows[start : start + size]
+            self._write(lambda tx: tx.run(cypher("rebuild_facts"), ns=self.namespace, facts=chunk).consume())
+        return {"facts": len(rows), "created": created}
 
     def _phrase_neighbours(self, rows: list[dict[str, Any]], first_k: int, done: Any) -> dict[Any, list[dict[str, Any]]]:
         """Nearest phrases of this namespace per row ({key, embedding}), through the shared vector index.
@@ -484,8 +593,13 @@ class HippoRAG:
         mode: Mode | str = "hipporag1",
         top_k: int = 10,
         entities: Sequence[str] | None = None,
+        filter: bool = True,
     ) -> RetrievalResult:
-        """Retrieve the top-k passages for ``text`` (``entities`` overrides query NER in hipporag1)."""
+        """Retrieve the top-k passages for ``text``.
+
+        ``entities`` overrides query NER (hipporag1, hybrid, and hipporag2 with entity linking);
+        ``filter=False`` skips hipporag2's LLM recognition filter (it is skipped anyway with no LLM).
+        """
         began = time.perf_counter()
         if mode not in MODES:
             raise ConfigError(f"Unknown mode {mode!r}; choose one of {', '.join(MODES)}.")
@@ -498,6 +612,10 @@ class HippoRAG:
             result = self._dense(text, top_k)
         elif mode == "bm25":
             result = self._bm25(text, top_k)
+        elif mode == "hipporag2":
+            result = self._hipporag2(text, top_k, entities, filter)
+        elif mode == "hybrid":
+            result = self._hybrid(text, top_k, entities)
         else:
             result = self._hipporag1(text, top_k, entities)
         if not result.passages and not self._run("namespace_has_passages")[0]["any"]:
@@ -520,10 +638,11 @@ class HippoRAG:
             for r in records
         ]
 
-    def _dense(self, text: str, top_k: int) -> RetrievalResult:
+    def _dense(self, text: str, top_k: int, vector: np.ndarray | None = None) -> RetrievalResult:
         if not text.strip():
             return RetrievalResult(query=text, mode="dense")
-        vector = self.encoder.encode([text])[0]
+        if vector is None:
+            vector = self.encoder.encode([text])[0]
         if not _usable(vector):
             return RetrievalResult(query=text, mode="dense")
         for k in _widening(max(4 * top_k, 50)):  # the index spans namespaces: widen until top_k remain
@@ -600,16 +719,7 @@ class HippoRAG:
                 "no query entities" if not ents else "no query entity links to a phrase in this namespace"
             )
             return fallback
-        params = self.ppr_parameters(seeds, top_k)
-        graph = projection.ensure(self.driver, self.database, self.namespace)
-        try:
-            records = self._run("ppr_passages", graph=graph.name, **params)
-        except ClientError as exc:  # the projection was dropped by another client: project again, once
-            if "not found" not in str(exc) and "does not exist" not in str(exc):
-                raise
-            projection.forget(self.driver, self.database, self.namespace)
-            graph = projection.ensure(self.driver, self.database, self.namespace)
-            records = self._run("ppr_passages", graph=graph.name, **params)
+        records = self._ppr("ppr_passages", "phrase", **self.ppr_parameters(seeds, top_k))
         return RetrievalResult(
             query=text,
             mode="hipporag1",
@@ -618,6 +728,139 @@ class HippoRAG:
             top_phrases=records[0]["topPhrases"] if records else [],
             passages=self._passages(records),
         )
+
+
+    def _ppr(self, statement: str, kind: str, **params: Any) -> list[Any]:
+        """Run a PPR statement on the namespace's current projection of ``kind`` (projecting it if needed)."""
+        graph = projection.ensure(self.driver, self.database, self.namespace, kind)
+        try:
+            return self._run(statement, graph=graph.name, **params)
+        except ClientError as exc:  # the projection was dropped by another client: project again, once
+            if "not found" not in str(exc) and "does not exist" not in str(exc):
+                raise
+            projection.forget(self.driver, self.database, self.namespace)
+            graph = projection.ensure(self.driver, self.database, self.namespace, kind)
+            return self._run(statement, graph=graph.name, **params)
+
+    # -- HippoRAG 2
+
+    def link_facts(self, vector: np.ndarray, top_k: int | None = None) -> list[FactHit]:
+        """The query's nearest facts of this namespace (cosine), through the shared fact vector index."""
+        top_k = top_k or self.config.fact_top_k
+        if not _usable(vector):
+            return []
+        for k in _widening(max(10 * top_k, 50)):  # the index spans namespaces: widen until top_k remain
+            records = self._run("fact_neighbours", embedding=vector.tolist(), k=k, topK=top_k)
+            if len(records) >= top_k or not records or records[0]["seen"] < k:
+                break
+        return [
+            FactHit(
+                subject=r["subject"], predicate=r["predicate"], object=r["object"], score=float(r["score"]),
+                subject_passages=r["subjectPassages"], object_passages=r["objectPassages"],
+            )
+            for r in records
+        ]
+
+    def fact_seeds(self, facts: Sequence[FactHit]) -> dict[str, float]:
+        """Phrase seeds of the kept facts: each subject and object gets fact score / |P_i|, averaged over the
+        kept facts that mention it; the ``link_top_phrases`` largest are kept."""
+        total: dict[str, float] = {}
+        count: Counter[str] = Counter()
+        for fact in facts:
+            if not fact.kept:
+                continue
+            for phrase, passages in ((fact.subject, fact.subject_passages), (fact.object, fact.object_passages)):
+                if passages > 0:
+                    total[phrase] = total.get(phrase, 0.0) + fact.score / passages
+                    count[phrase] += 1
+        averaged = {t: w / count[t] for t, w in total.items() if w > 0}
+        top = sorted(averaged.items(), key=lambda x: (-x[1], x[0]))[: self.config.link_top_phrases]
+        return dict(top)
+
+    def _recognise(self, text: str, facts: list[FactHit], use_filter: bool) -> str:
+        """Apply the recognition filter to ``facts`` (sets ``kept``); returns what the result reports."""
+        flt = self.fact_filter if use_filter else None
+        if flt is None or not facts:
+            return "off"
+        try:
+            keep = set(flt.select(text, [f.triple for f in facts]))
+        except Exception as exc:  # noqa: BLE001 - an unusable LLM must not fail retrieval: all facts stay
+            log.warning("recognition filter failed (%s); keeping all %d facts", exc, len(facts))
+            return f"failed: {exc}"
+        for i, fact in enumerate(facts):
+            fact.kept = i in keep
+        return getattr(flt, "name", type(flt).__name__)
+
+    def _hipporag2(
+        self, text: str, top_k: int, entities: Sequence[str] | None, use_filter: bool
+    ) -> RetrievalResult:
+        cfg = self.config
+        vector = self.encoder.encode([text])[0] if text.strip() else None
+        result = RetrievalResult(query=text, mode="hipporag2")
+        if cfg.linking == "entity":
+            result.entities = list(entities) if entities is not None else list(self.extractor.query_entities(text))
+            result.linked = self.link_entities(result.entities)
+            seeds: dict[str, float] = {}
+            for link in result.linked:  # the link's similarity stands in for the fact score
+                if link.passages > 0:
+                    seeds[link.phrase] = max(seeds.get(link.phrase, 0.0), link.similarity / link.passages)
+            seeds = dict(sorted(seeds.items(), key=lambda x: (-x[1], x[0]))[: cfg.link_top_phrases])
+            reason = "no query entity links to a phrase in this namespace"
+        else:
+            result.facts = self.link_facts(vector) if vector is not None else []
+            result.filter = self._recognise(text, result.facts, use_filter)
+            seeds = self.fact_seeds(result.facts)
+            reason = (
+                "no fact in this namespace (run `hippo rebuild-facts` if it was indexed before facts were stored)"
+                if not result.facts and vector is not None and self.stats()["facts"] == 0
+                else "the recognition filter kept no fact" if result.facts else "no fact links to the query"
+            )
+        result.phrase_seeds = [Seed(node=t, weight=w) for t, w in seeds.items()]
+        if not seeds:
+            fallback = self._dense(text, top_k, vector)
+            result.passages, result.fell_back, result.fallback_reason = fallback.passages, True, reason
+            return result
+        ppr = {k: v for k, v in self.ppr_parameters(seeds, top_k).items() if k not in ("minMass", "topPhrases")}
+        if not cfg.passage_nodes:  # ablation: phrases only, passages scored as in hipporag1
+            records = self._ppr("ppr_passages", "phrase", **self.ppr_parameters(seeds, top_k))
+            result.top_phrases = records[0]["topPhrases"] if records else []
+            result.passages = self._passages(records)
+            return result
+        records = self._ppr(
+            "ppr2_passages", "passage", **ppr, embedding=vector.tolist(),
+            passageWeight=cfg.passage_node_weight, passageSeeds=cfg.passage_node_weight > 0, topSeeds=5,
+        )
+        if records:
+            result.passages = self._passages(records[0]["ranked"])
+            result.passage_seeds = [Seed(node=x["id"], weight=x["weight"]) for x in records[0]["topSeeds"]]
+        return result
+
+    # -- hybrid
+
+    def _hybrid(self, text: str, top_k: int, entities: Sequence[str] | None) -> RetrievalResult:
+        depth = max(top_k, self.config.hybrid_depth)
+        graph = self._hipporag1(text, depth, entities)
+        dense = self._dense(text, depth)
+        result = graph.model_copy(update={"mode": "hybrid", "top_phrases": []})
+        result.passages = fuse(graph.passages, dense.passages, self.config.hybrid_lambda)[:top_k]
+        return result
+
+
+def fuse(graph: Sequence[RetrievedPassage], dense: Sequence[RetrievedPassage], lam: float) -> list[RetrievedPassage]:
+    """Hybrid ranking: λ·minmax(graph score) + (1 − λ)·minmax(dense score) over the union of both lists (a
+    passage missing from one list scores 0 there)."""
+
+    def minmax(items: Sequence[RetrievedPassage]) -> dict[str, float]:
+        if not items:
+            return {}
+        lo, hi = min(p.score for p in items), max(p.score for p in items)
+        return {p.id: (p.score - lo) / (hi - lo) if hi > lo else 1.0 for p in items}
+
+    g, d = minmax(graph), minmax(dense)
+    by_id = {p.id: p for p in list(dense) + list(graph)}
+    scored = {pid: lam * g.get(pid, 0.0) + (1 - lam) * d.get(pid, 0.0) for pid in by_id}
+    order = sorted(scored, key=lambda pid: (-scored[pid], pid))
+    return [by_id[pid].model_copy(update={"score": scored[pid]}) for pid in order]
 
 
 # ----------------------------------------------------------------------------------------------- inputs

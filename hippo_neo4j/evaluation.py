@@ -39,6 +39,29 @@ SWEEP_TAUS: tuple[float, ...] = (0.8, 0.85, 0.9)
 SWEEP_DAMPINGS: tuple[float, ...] = (0.3, 0.5, 0.7)
 _DEFAULT_TAU = HippoConfig().synonym_threshold
 
+# What ``hippo eval`` can run: a retrieval mode with config overrides. Ablations of hipporag2 (issue 7):
+# without passage nodes (phrase-only walk, hipporag1's aggregation) and with query-to-phrase linking.
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "hipporag2": ("hipporag2", {}),
+    "hipporag1": ("hipporag1", {}),
+    "hybrid-0.3": ("hybrid", {"hybrid_lambda": 0.3}),
+    "hybrid-0.5": ("hybrid", {"hybrid_lambda": 0.5}),
+    "hybrid-0.7": ("hybrid", {"hybrid_lambda": 0.7}),
+    "dense": ("dense", {}),
+    "bm25": ("bm25", {}),
+    "hipporag2-no-passage-nodes": ("hipporag2", {"passage_nodes": False}),
+    "hipporag2-entity-linking": ("hipporag2", {"linking": "entity"}),
+}
+for _mode in MODES:
+    VARIANTS.setdefault(_mode, (_mode, {}))
+DEFAULT_VARIANTS: tuple[str, ...] = tuple(v for v in VARIANTS if v != "hybrid")
+
+
+def uses_entities(variant: str) -> bool:
+    """Whether a variant links query entities (and so needs them extracted beforehand)."""
+    mode, overrides = VARIANTS[variant]
+    return mode in ("hipporag1", "hybrid") or overrides.get("linking") == "entity"
+
 
 # ------------------------------------------------------------------------------------------------ data
 
@@ -233,6 +256,10 @@ def ensure_index(
     state = memory._run("eval_index_get")[0]
     if state["fingerprint"] == fp and state["complete"] and state["recorded_version"] == state["version"] and not reindex:
         say(f"namespace {memory.namespace!r} already holds this corpus ({state['passages']} passages): reusing it")
+        stats = memory.stats()
+        if stats["relation_edges"] and not stats["facts"]:  # indexed before facts were stored
+            say(f"deriving fact nodes from the relation provenance: {memory.rebuild_facts()}")
+            memory._run("eval_index_set", fingerprint=fp, complete=True, report=state["report"])
         report = json.loads(state["report"]) if state["report"] else None
         return IndexOutcome(memory.namespace, fp, True, report)
     if state["fingerprint"] != fp and (state["passages"] or state["phrases"]):
@@ -367,48 +394,61 @@ def evaluate(
     memory: HippoRAG,
     dataset: Dataset,
     *,
-    modes: Sequence[str] = MODES,
+    modes: Sequence[str] = DEFAULT_VARIANTS,
     top_k: int = 10,
     entities: dict[str, list[str]] | None = None,
     progress: Callable[[str, int], None] | None = None,
+    use_filter: bool = True,
 ) -> dict[str, Any]:
-    """Run every mode on every question: ``{"summary": {mode: metrics}, "questions": [...]}`` (issue 5).
+    """Run every mode (a name of :data:`VARIANTS`) on every question: ``{"summary": {mode: metrics},
+    "questions": [...]}``.
 
     Each question's entry per mode holds ``entities``, ``seeds`` ([phrase, weight]) and ``retrieved``
-    ([passage id, score], best first); hipporag1 also records its entity links and whether it fell back.
-    Retrieval depth is ``max(top_k, 10)`` so that Recall@10 is always defined.
+    ([passage id, score], best first); hipporag1 also records its entity links, hipporag2 its facts and
+    passage seeds, and both whether they fell back. Retrieval depth is ``max(top_k, 10)`` so that
+    Recall@10 is always defined.
     """
     for mode in modes:
-        if mode not in MODES:
-            raise ConfigError(f"Unknown mode {mode!r}; choose among {', '.join(MODES)}.")
+        if mode not in VARIANTS:
+            raise ConfigError(f"Unknown mode {mode!r}; choose among {', '.join(VARIANTS)}.")
     depth = max(top_k, max(RECALL_KS))
     ks = sorted(set(RECALL_KS) | {top_k})
-    if entities is None and "hipporag1" in modes:
+    if entities is None and any(uses_entities(m) for m in modes):
         entities = query_entities(memory, dataset.questions)
     records: list[dict[str, Any]] = []
     rankings: dict[str, list[list[str]]] = {m: [] for m in modes}
     latencies: dict[str, list[float]] = {m: [] for m in modes}
     fallbacks: dict[str, int] = {m: 0 for m in modes}
-    for n, q in enumerate(dataset.questions):
-        entry: dict[str, Any] = {"id": q.id, "question": q.question, "gold": list(q.gold)}
-        for mode in modes:
-            ents = (entities or {}).get(q.id, []) if mode == "hipporag1" else None
-            result = memory.query(q.question, mode=mode, top_k=depth, entities=ents)
-            retrieved = [[p.id, p.score] for p in result.passages]
-            entry[mode] = {
-                "entities": list(result.entities),
-                "seeds": [[phrase, weight] for phrase, weight in dict(result.seeds).items()],
-                "retrieved": retrieved,
-            }
-            if mode == "hipporag1":
-                entry[mode]["linked"] = [[l.entity, l.phrase, l.similarity, l.passages] for l in result.linked]
-                entry[mode]["fell_back"] = result.fell_back
-            rankings[mode].append([pid for pid, _ in retrieved])
-            latencies[mode].append(result.elapsed_ms)
-            fallbacks[mode] += result.fell_back
-        records.append(entry)
-        if progress:
-            progress(q.id, n + 1)
+    base = memory.config
+    configs = {m: base.model_copy(update=VARIANTS[m][1]) for m in modes}
+    try:
+        for n, q in enumerate(dataset.questions):
+            entry: dict[str, Any] = {"id": q.id, "question": q.question, "gold": list(q.gold)}
+            for variant in modes:
+                mode = VARIANTS[variant][0]
+                memory.config = configs[variant]
+                ents = (entities or {}).get(q.id, []) if uses_entities(variant) else None
+                result = memory.query(q.question, mode=mode, top_k=depth, entities=ents, filter=use_filter)
+                retrieved = [[p.id, p.score] for p in result.passages]
+                entry[variant] = {
+                    "entities": list(result.entities),
+                    "seeds": [[phrase, weight] for phrase, weight in dict(result.seeds).items()],
+                    "retrieved": retrieved,
+                    "fell_back": result.fell_back,
+                }
+                if result.linked:
+                    entry[variant]["linked"] = [[l.entity, l.phrase, l.similarity, l.passages] for l in result.linked]
+                if mode == "hipporag2":
+                    entry[variant]["facts"] = [[*f.triple, f.score, f.kept] for f in result.facts]
+                    entry[variant]["passage_seeds"] = [[s.node, s.weight] for s in result.passage_seeds]
+                rankings[variant].append([pid for pid, _ in retrieved])
+                latencies[variant].append(result.elapsed_ms)
+                fallbacks[variant] += result.fell_back
+            records.append(entry)
+            if progress:
+                progress(q.id, n + 1)
+    finally:
+        memory.config = base
     golds = [q.gold for q in dataset.questions]
     summary = {m: summarize(rankings[m], golds, ks=ks) for m in modes}
     return {
@@ -544,7 +584,8 @@ def summary_table(summary: dict[str, dict[str, float]], diagnostics: dict[str, d
         cells = [mode] + [f"{values.get(m, 0.0) * 100:.1f}" for m in metrics]
         if diagnostics:
             d = diagnostics.get(mode, {})
-            cells.append(f"{d.get('fell_back', 0)}/{d.get('questions', 0)}" if mode == "hipporag1" else "-")
+            graph = VARIANTS.get(mode, (mode, {}))[0] in ("hipporag1", "hipporag2", "hybrid")
+            cells.append(f"{d.get('fell_back', 0)}/{d.get('questions', 0)}" if graph else "-")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -1,4 +1,7 @@
-"""GDS in-memory projections of a namespace's phrase graph, built once and rebuilt lazily after writes.
+"""GDS in-memory projections of a namespace's graph, built once and rebuilt lazily after writes.
+
+Two kinds per namespace: ``phrase`` (Phrase nodes, RELATION + SYNONYM edges: hipporag1) and ``passage``
+(the same plus Passage nodes and MENTIONED_IN edges of weight 1.0: hipporag2).
 
 Every write to a namespace bumps ``(:HippoNamespace {name}).version`` in the same transaction. The
 projection's name carries that version, so a query either finds the current snapshot in the GDS catalogue
@@ -21,13 +24,23 @@ _locks_guard = threading.Lock()
 # Projections this process has seen in the catalogue, so a query at an unchanged version skips
 # gds.graph.list (one round trip less). A projection dropped behind our back is handled by the caller
 # with forget() and a retry.
-_known: dict[tuple[str, str, str], Projection] = {}
+_known: dict[tuple[str, str, str, str], Projection] = {}
 
 PREFIX = "hippo"
+KINDS = {"phrase": ("", "project_phrase_graph"), "passage": (":passages", "project_passage_graph")}
 
 
-def graph_name(ns: str, version: int) -> str:
-    return f"{PREFIX}:{ns}:v{version}"
+def graph_name(ns: str, version: int, kind: str = "phrase") -> str:
+    return f"{PREFIX}:{ns}:v{version}{KINDS[kind][0]}"
+
+
+def _version_of(name: str, ns: str) -> int | None:
+    """The graph version of one of this namespace's projection names, or None if it is another's."""
+    rest = name[len(f"{PREFIX}:{ns}:v") :]
+    number, _, suffix = rest.partition(":")
+    if not number.isdigit() or (suffix and f":{suffix}" not in {s for s, _ in KINDS.values()}):
+        return None  # namespace "a" must not claim the projections of namespace "a:v1"
+    return int(number)
 
 
 @dataclass(frozen=True)
@@ -63,21 +76,20 @@ def _existing(driver: Driver, database: str, ns: str) -> dict[str, tuple[int, in
         prefix=f"{PREFIX}:{ns}:v",
         database_=database,
     ).records
-    prefix = f"{PREFIX}:{ns}:v"  # namespace "a" must not claim the projections of namespace "a:v1"
     return {
         r["graphName"]: (r["nodeCount"], r["relationshipCount"])
         for r in records
-        if r["graphName"][len(prefix) :].isdigit()
+        if _version_of(r["graphName"], ns) is not None
     }
 
 
-def drop(driver: Driver, database: str, ns: str, keep: str | None = None) -> list[str]:
-    """Drop this namespace's projections (all, or all but ``keep``)."""
-    if keep is None:
+def drop(driver: Driver, database: str, ns: str, keep_version: int | None = None) -> list[str]:
+    """Drop this namespace's projections (all, or all but those of graph version ``keep_version``)."""
+    if keep_version is None:
         forget(driver, database, ns)
     dropped = []
     for name in _existing(driver, database, ns):
-        if name != keep:
+        if _version_of(name, ns) != keep_version:
             driver.execute_query(
                 "CALL gds.graph.drop($name, false) YIELD graphName RETURN graphName", name=name, database_=database
             )
@@ -86,24 +98,25 @@ def drop(driver: Driver, database: str, ns: str, keep: str | None = None) -> lis
 
 
 def forget(driver: Driver, database: str, ns: str) -> None:
-    """Drop what this process remembers of the namespace's projection (e.g. after 'graph not found')."""
-    _known.pop((str(id(driver)), database, ns), None)
+    """Drop what this process remembers of the namespace's projections (e.g. after 'graph not found')."""
+    for kind in KINDS:
+        _known.pop((str(id(driver)), database, ns, kind), None)
 
 
-def ensure(driver: Driver, database: str, ns: str) -> Projection:
+def ensure(driver: Driver, database: str, ns: str, kind: str = "phrase") -> Projection:
     """The projection of the namespace's current graph version, projecting it if needed."""
     version = namespace_version(driver, database, ns)
-    key = (str(id(driver)), database, ns)
+    key = (str(id(driver)), database, ns, kind)
     known = _known.get(key)
     if known is not None and known.version == version:
         return Projection(known.name, version, known.nodes, known.relationships, created=False)
-    found = _ensure(driver, database, ns, version)
+    found = _ensure(driver, database, ns, version, kind)
     _known[key] = found
     return found
 
 
-def _ensure(driver: Driver, database: str, ns: str, version: int) -> Projection:
-    name = graph_name(ns, version)
+def _ensure(driver: Driver, database: str, ns: str, version: int, kind: str) -> Projection:
+    name = graph_name(ns, version, kind)
     existing = _existing(driver, database, ns)
     if name in existing:
         return Projection(name, version, *existing[name], created=False)
@@ -113,7 +126,7 @@ def _ensure(driver: Driver, database: str, ns: str, version: int) -> Projection:
             return Projection(name, version, *existing[name], created=False)
         try:
             rec = driver.execute_query(
-                cypher("project_phrase_graph"), graph=name, ns=ns, database_=database
+                cypher(KINDS[kind][1]), graph=name, ns=ns, database_=database
             ).records
         except ClientError as exc:
             if "already exists" not in str(exc):
@@ -122,5 +135,5 @@ def _ensure(driver: Driver, database: str, ns: str, version: int) -> Projection:
             return Projection(name, version, *existing[name], created=False)
         if not rec:  # the namespace has no phrases: nothing to project
             return Projection(name, version, 0, 0, created=False)
-        drop(driver, database, ns, keep=name)
+        drop(driver, database, ns, keep_version=version)
         return Projection(name, version, rec[0]["nodes"], rec[0]["relationships"], created=True)

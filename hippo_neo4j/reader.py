@@ -1,10 +1,12 @@
-"""The reader: an LLM answers a question from retrieved passages, and SQuAD-style EM / F1 scoring.
+"""Query-time LLM work: the reader (an LLM answers a question from retrieved passages, with SQuAD-style
+EM / F1 scoring) and hipporag2's recognition filter (an LLM keeps the retrieved facts relevant to a question).
 
 Like HippoRAG's reader, the model reasons step by step and ends with a line ``Answer: ...``.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import string
 from collections import Counter
@@ -13,8 +15,9 @@ from typing import Iterable, Sequence
 
 import openai
 
-from .extract.llm import CallFailed, ChatClient, LLMSettings
+from .extract.llm import TRIPLES_SCHEMA, CallFailed, ChatClient, LLMSettings, parse_json_list
 from .models import PassageIn
+from .text import normalize_phrase
 
 READER_PROMPT_VERSION = "r1"
 
@@ -81,7 +84,47 @@ class Reader:
         return parse_answer(raw)
 
 
-__all__ = ["Reader", "ReaderAnswer", "parse_answer", "exact_match", "f1", "normalize_answer", "CallFailed"]
+FILTER_PROMPT_VERSION = "f1"
+
+FILTER_SYSTEM = (
+    "You check facts retrieved from a memory against a question. Each fact is a [subject, predicate, object] "
+    "triple. Keep only the facts that help answer the question, directly or as one step of a chain of "
+    "reasoning; drop the others. Copy the kept facts exactly as given. Answer with JSON only: "
+    '{"triples": [[subject, predicate, object], ...]}, an empty list if none helps.'
+)
+
+
+def filter_messages(question: str, triples: Sequence[tuple[str, str, str]]) -> list[dict[str, str]]:
+    user = f"Question: {question}\n\nFacts:\n{json.dumps({'triples': [list(t) for t in triples]}, ensure_ascii=False)}"
+    return [{"role": "system", "content": FILTER_SYSTEM}, {"role": "user", "content": user}]
+
+
+class RecognitionFilter:
+    """hipporag2's recognition memory: the LLM keeps the retrieved facts relevant to the question."""
+
+    def __init__(self, settings: LLMSettings | None = None, *, client: openai.OpenAI | None = None) -> None:
+        self.settings = settings or LLMSettings.from_env()
+        self.chat = ChatClient(self.settings, client)
+        self.name = f"llm:{self.settings.model}:{FILTER_PROMPT_VERSION}"
+
+    def select(self, question: str, triples: Sequence[tuple[str, str, str]]) -> list[int]:
+        """Indices of the kept triples. A returned triple that matches no candidate (after normalisation)
+        is ignored: the filter chooses among the retrieved facts, it never adds one. Raises LLMError,
+        CallFailed or ResponseParseError when the model's answer is unusable."""
+        raw = self.chat.complete(filter_messages(question, triples), TRIPLES_SCHEMA, "triples")
+        answer, _ = parse_json_list(raw, "triples")
+        key = lambda t: tuple(normalize_phrase(str(x)) for x in t)  # noqa: E731
+        index = {key(t): i for i, t in reversed(list(enumerate(triples)))}
+        kept = []
+        for item in answer:
+            if isinstance(item, (list, tuple)) and len(item) == 3:
+                i = index.get(key(item))
+                if i is not None and i not in kept:
+                    kept.append(i)
+        return sorted(kept)
+
+
+__all__ = ["Reader", "RecognitionFilter", "ReaderAnswer", "parse_answer", "exact_match", "f1", "normalize_answer", "CallFailed"]
 
 
 # -- SQuAD evaluation -----------------------------------------------------------------------------------------

@@ -58,6 +58,15 @@ def snapshot(driver, ns: str) -> dict:
             ns=ns,
         )
     }
+    facts = {
+        r["id"]: (r["s"], r["p"], r["o"], r["text"], sorted(r["sources"]), r["embedded"], sorted(r["keys"]))
+        for r in rows(
+            driver,
+            "MATCH (f:Fact {ns: $ns}) RETURN f.id AS id, f.subject AS s, f.predicate AS p, f.object AS o, "
+            "f.text AS text, f.sources AS sources, f.embedding IS NOT NULL AS embedded, keys(f) AS keys",
+            ns=ns,
+        )
+    }
     other = rows(
         driver,
         "MATCH (a {ns: $ns})-[r]-(b) WHERE b.ns IS NULL OR b.ns <> $ns "
@@ -70,12 +79,13 @@ def snapshot(driver, ns: str) -> dict:
         "relations": relations,
         "mentions": mentions,
         "synonyms": synonyms,
+        "facts": facts,
         "foreign_edges": other,
     }
 
 
 def assert_same_graph(got: dict, want: dict, synonym_tol: float = 0.0) -> None:
-    for key in ("passages", "phrases", "relations", "mentions", "foreign_edges"):
+    for key in ("passages", "phrases", "relations", "mentions", "facts", "foreign_edges"):
         if got[key] != want[key]:
             if isinstance(want[key], dict):
                 extra = set(got[key]) - set(want[key])

@@ -199,12 +199,14 @@ def test_hippo_eval_on_the_sample_dataset_writes_the_issue_json(tmp_path, connec
         assert "| mode | R@1 | R@2 | R@5 | R@10 | AR@2 | AR@5" in out.stdout
         data = json.loads(out_file.read_text())
         metrics = {"recall@1", "recall@2", "recall@5", "recall@10", "all_recall@2", "all_recall@5"}
-        assert set(data["summary"]) == {"hipporag1", "dense", "bm25"}
+        assert set(data["summary"]) == set(ev.DEFAULT_VARIANTS)
+        assert {"hipporag2", "hipporag1", "hybrid-0.3", "hybrid-0.5", "hybrid-0.7", "dense", "bm25",
+                "hipporag2-no-passage-nodes", "hipporag2-entity-linking"} == set(ev.DEFAULT_VARIANTS)
         assert all(set(v) == metrics for v in data["summary"].values())
         (question,) = data["questions"]
         gold = ev.load_dataset(SAMPLE).questions[0].gold
         assert question["id"] == "sample/question_1.json" and question["gold"] == list(gold)
-        for mode in ("hipporag1", "dense", "bm25"):
+        for mode in ev.DEFAULT_VARIANTS:
             entry = question[mode]
             assert {"entities", "seeds", "retrieved"} <= set(entry)
             ids = [pid for pid, _ in entry["retrieved"]]
@@ -213,6 +215,12 @@ def test_hippo_eval_on_the_sample_dataset_writes_the_issue_json(tmp_path, connec
             assert data["summary"][mode]["recall@5"] == ev.recall_at(ids, gold, 5)
         assert question["hipporag1"]["entities"]  # from the offline extractor
         assert question["dense"]["entities"] == [] and question["dense"]["seeds"] == []
+        # hipporag2 records its facts (triple, cosine, kept) and seeds; no LLM here, so the filter is off
+        assert data["config"]["recognition_filter"] == "off"
+        h2 = question["hipporag2"]
+        assert len(h2["facts"]) == 5 and all(f[4] is True for f in h2["facts"])
+        assert h2["seeds"] and len(h2["seeds"]) <= 5 and h2["passage_seeds"]
+        assert question["hipporag2-entity-linking"]["entities"] == question["hipporag1"]["entities"]
         assert data["config"]["namespace"] == ns and not data["config"]["index_reused"]
         again = runner.invoke(cli, ["eval", str(SAMPLE), "--namespace", ns, "--mode", "bm25"], env=env, catch_exceptions=False)
         assert again.exit_code == 0 and "reusing it" in again.stderr and "| bm25 |" in again.stdout

@@ -52,9 +52,11 @@ def musique():
 
 def expected_graph(passages) -> dict:
     """What the graph must hold for these passages, computed in Python from their extractions:
-    MENTIONED_IN counts, and each RELATION's provenance as a multiset of (passage, predicate)."""
+    MENTIONED_IN counts, each RELATION's provenance as a multiset of (passage, predicate), and each fact's
+    (normalised subject, predicate, object) sources."""
     mentions: dict[tuple[str, str], int] = {}
     relations: dict[tuple[str, str], Counter] = {}
+    facts: dict[tuple[str, str, str], list[str]] = {}
     for p in passages:
         counts: Counter = Counter()
         for triple in p.extraction.triples:
@@ -67,6 +69,7 @@ def expected_graph(passages) -> dict:
             counts[s] += 1
             counts[o] += 1
             relations.setdefault((s, o), Counter())[(p.passage_id, valid[1])] += 1
+            facts.setdefault((s, normalize_phrase(valid[1]), o), []).append(p.passage_id)
         for phrase, c in counts.items():
             mentions[(phrase, p.passage_id)] = c
     return {
@@ -74,6 +77,7 @@ def expected_graph(passages) -> dict:
         "phrases": {ph for ph, _ in mentions},
         "mentions": mentions,
         "relations": {k: (sum(v.values()), sorted(v.elements())) for k, v in relations.items()},
+        "facts": {k: sorted(v) for k, v in facts.items()},
     }
 
 
@@ -84,6 +88,11 @@ def assert_matches_expected(snap: dict, exp: dict) -> None:
     got = {k: (w, prov) for k, (w, prov, _) in snap["relations"].items()}
     bad = [k for k in set(got) | set(exp["relations"]) if got.get(k) != exp["relations"].get(k)]
     assert not bad, [(k, got.get(k), exp["relations"].get(k)) for k in bad[:5]]
+    facts = {(f[0], f[1], f[2]): f[4] for f in snap["facts"].values()}
+    assert len(facts) == len(snap["facts"])  # one node per distinct triple
+    bad = [k for k in set(facts) | set(exp["facts"]) if facts.get(k) != exp["facts"].get(k)]
+    assert not bad, [(k, facts.get(k), exp["facts"].get(k)) for k in bad[:5]]
+    assert all(f[5] for f in snap["facts"].values())  # every fact embedded
 
 
 def consistency_problems(driver, ns: str) -> list[str]:
@@ -104,6 +113,9 @@ def consistency_problems(driver, ns: str) -> list[str]:
         "RETURN count(*) AS n",
         "duplicate MENTIONED_IN edges": "MATCH (a:Phrase {ns: $ns})-[r:MENTIONED_IN]->(b) WITH a, b, count(r) AS c "
         "WHERE c > 1 RETURN count(*) AS n",
+        "Fact source that is not a passage of the namespace": "MATCH (f:Fact {ns: $ns}) UNWIND f.sources AS src "
+        "OPTIONAL MATCH (p:Passage {ns: $ns, id: src}) WITH p WHERE p IS NULL RETURN count(*) AS n",
+        "Fact without sources": "MATCH (f:Fact {ns: $ns}) WHERE size(f.sources) = 0 RETURN count(f) AS n",
         "unsealed passages (no hash)": "MATCH (p:Passage {ns: $ns}) WHERE p.hash IS NULL RETURN count(p) AS n",
     }
     problems = [f"{name}: {n}" for name, q in checks.items() if (n := rows(driver, q, ns=ns)[0]["n"])]
