@@ -2,25 +2,35 @@
 // the phrase seeds of the query's facts ($seeds [{text, weight}]) and every passage with an embedding,
 // weighted $passageWeight x the min-max normalised cosine of the query ($embedding) and the passage
 // (a passage at the minimum gets no seed); passages are ranked by their own PPR mass.
-// With $passageSeeds = false only the phrases seed the walk (ablation). `passageSeeds` lists the
-// $topSeeds largest passage seeds (explanations).
-// Parameters: $graph, $ns, $seeds, $embedding, $passageWeight, $passageSeeds, $damping, $maxIterations,
-// $tolerance, $concurrency, $topK, $topSeeds.
+// $passageSeedRows [{id, weight}], when not null, gives the passage seeds instead (the client's top-N dense
+// passages, HippoConfig.passage_seed_top_n). With $passageSeeds = false only the phrases seed the walk.
+// `topSeeds` lists the $topSeeds largest passage seeds (explanations). The seeds are not normalised (GDS
+// takes the biases as given), so the convergence tolerance is $tolerance x their total: the same relative
+// precision as hipporag1, whose seeds sum to 1.
+// Parameters: $graph, $ns, $seeds, $embedding, $passageWeight, $passageSeeds, $passageSeedRows, $damping,
+// $maxIterations, $tolerance, $concurrency, $topK, $topSeeds.
 CALL () {
   UNWIND $seeds AS seed
   MATCH (ph:Phrase {ns: $ns, text: seed.text})
   RETURN collect([ph, seed.weight]) AS phraseSources
 }
 CALL () {
+  UNWIND coalesce($passageSeedRows, []) AS row
+  MATCH (p:Passage {ns: $ns, id: row.id})
+  RETURN collect([p, row.weight]) AS given
+}
+CALL () {
   MATCH (p:Passage {ns: $ns})
-  WHERE $passageSeeds AND p.embedding IS NOT NULL
+  WHERE $passageSeeds AND $passageSeedRows IS NULL AND p.embedding IS NOT NULL
   WITH p, vector.similarity.cosine(p.embedding, $embedding) AS s
   WITH collect([p, s]) AS scored, min(s) AS lo, max(s) AS hi
-  RETURN [x IN scored WHERE x[1] > lo | [x[0], $passageWeight * (x[1] - lo) / (hi - lo)]] AS passageSources
+  RETURN [x IN scored WHERE x[1] > lo | [x[0], $passageWeight * (x[1] - lo) / (hi - lo)]] AS computed
 }
+WITH phraseSources, given + computed AS passageSources
+WITH phraseSources, passageSources, reduce(t = 0.0, x IN phraseSources + passageSources | t + x[1]) AS total
 CALL gds.pageRank.stream($graph, {
   sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
-  relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
+  relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance * total,
   concurrency: $concurrency
 })
 YIELD nodeId, score

@@ -43,7 +43,7 @@ from .text import normalize_phrase
 MUSIQUE = "musique_train"
 WIKI = "2wikimultihopqa"
 ADD_ONE_SIZES: tuple[int, ...] = (1000, 3000, 6000)
-MODES = ("hipporag1", "dense", "bm25")
+MODES = ("hipporag2", "hipporag1", "dense", "bm25")
 Say = Callable[[str], None]
 
 
@@ -79,7 +79,7 @@ class InProcess:
 
     @classmethod
     def load(cls, memory: HippoRAG) -> "InProcess":
-        ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace)
+        ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace, hipporag2=True)
         dim = memory.encoder.dimension
 
         def vectors(records: Sequence[Any], order: dict[str, int]) -> np.ndarray:
@@ -122,6 +122,14 @@ class InProcess:
         mass = self.ref.ppr(seeds, damping, tol=tol, max_iter=max_iter)
         mass = np.where(mass > self.min_mass, mass, 0.0)
         return self._top(self.ref.mentions.T @ mass, top_k, positive=True)
+
+    def hipporag2(self, text: str, config: Any, top_k: int) -> list[tuple[str, float]]:
+        found = self.ref.hipporag2(
+            self.encoder.encode([text])[0], fact_top_k=config.fact_top_k, top_phrases=config.link_top_phrases,
+            passage_weight=config.passage_node_weight, damping=config.damping, top_k=top_k,
+            tol=config.ppr_tolerance, max_iter=config.ppr_max_iterations,
+        )
+        return found["passages"]
 
     def dense(self, text: str, top_k: int) -> list[tuple[str, float]]:
         vector = self.encoder.encode([text])[0]
@@ -184,6 +192,10 @@ def measure_latency(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 
     inproc = InProcess.load(memory)
     cfg = memory.config
     runs: dict[str, tuple[Callable[[Query], Any], Callable[[Query], Any]]] = {
+        "hipporag2": (
+            lambda q: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False),
+            lambda q: inproc.hipporag2(q.text, cfg, top_k),
+        ),
         "hipporag1": (
             lambda q: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities),
             lambda q: inproc.hipporag1(q.entities, cfg.damping, top_k, cfg.ppr_tolerance, cfg.ppr_max_iterations),
@@ -193,7 +205,7 @@ def measure_latency(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 
     }
     out: dict[str, Any] = {}
     for mode, (neo4j_fn, local_fn) in runs.items():
-        for q in queries[:warmup]:  # the first hipporag1 query projects the graph; warm caches too
+        for q in queries[:warmup]:  # the first graph query of a mode projects the graph; warm caches too
             neo4j_fn(q)
             local_fn(q)
         remote = [_timed(lambda q=q: neo4j_fn(q)) for q in queries]
@@ -229,6 +241,35 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
     if result["ppr_and_aggregate"] is not None and result["ppr"] is not None:
         result["aggregate"] = result["ppr_and_aggregate"] - result["ppr"]
     return result
+
+
+def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
+    """Median milliseconds of each step of a hipporag2 query through Neo4j (no recognition filter)."""
+    steps: dict[str, list[float]] = {
+        k: [] for k in ("encode", "facts", "dense_top_n", "projection_check", "ppr_passages", "total")
+    }
+    cfg = memory.config
+    for q in queries:
+        vector: list[Any] = []
+        steps["encode"].append(_timed(lambda: vector.append(memory.encoder.encode([q.text])[0])))
+        facts: list[Any] = []
+        steps["facts"].append(_timed(lambda: facts.extend(memory.link_facts(vector[0]))))
+        seeds = memory.fact_seeds(facts)
+        if not seeds:
+            continue
+        graph: list[Any] = []
+        steps["projection_check"].append(_timed(
+            lambda: graph.append(projection.ensure(memory.driver, memory.database, memory.namespace, "passage"))
+        ))
+        params = {k: v for k, v in memory.ppr_parameters(seeds, top_k).items() if k not in ("minMass", "topPhrases")}
+        rows: list[Any] = []
+        if cfg.passage_seed_top_n:  # seeds from the top-N dense passages: one more round trip
+            steps["dense_top_n"].append(_timed(lambda: rows.append(memory._passage_seed_rows(q.text, vector[0]))))
+        params |= {"graph": graph[0].name, "embedding": vector[0].tolist(), "passageWeight": cfg.passage_node_weight,
+                   "passageSeeds": True, "topSeeds": 5, "passageSeedRows": rows[0] if rows else None}
+        steps["ppr_passages"].append(_timed(lambda: memory._run("ppr2_passages", **params)))
+        steps["total"].append(_timed(lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False)))
+    return {k: _percentile(v, 50) for k, v in steps.items()}
 
 
 # -------------------------------------------------------------------------------------------- indexing
@@ -280,8 +321,8 @@ def server_rss_mb(settings: ConnectionSettings) -> float | None:
     return None
 
 
-def projection_mb(memory: HippoRAG) -> dict[str, Any]:
-    graph = projection.ensure(memory.driver, memory.database, memory.namespace)
+def projection_mb(memory: HippoRAG, kind: str = "phrase") -> dict[str, Any]:
+    graph = projection.ensure(memory.driver, memory.database, memory.namespace, kind)
     rec = memory._run("projection_size", graph=graph.name)[0]
     return {
         "mb": rec["sizeInBytes"] / 2**20 if rec["sizeInBytes"] and rec["sizeInBytes"] > 0 else None,
@@ -341,8 +382,10 @@ def run(
             say(f"latency on {MUSIQUE} ({len(qs)} queries per mode)")
             result["latency_ms"][MUSIQUE] = measure_latency(memory, qs)
             result["profile_ms"][MUSIQUE] = profile_hipporag1(memory, qs)
+            result["profile_hipporag2_ms"] = {MUSIQUE: profile_hipporag2(memory, qs)}
             result["graph"][MUSIQUE] = memory.stats()
             result["projections"][MUSIQUE] = projection_mb(memory)
+            result["projections"][f"{MUSIQUE} with passages"] = projection_mb(memory, "passage")
 
         if only in ("all", "2wiki"):
             memory = HippoRAG(connection, namespace=f"bench-{WIKI}", driver=driver, extractor=extractor)
@@ -378,6 +421,7 @@ def run(
             result["profile_ms"][WIKI] = profile_hipporag1(memory, qs)
             result["graph"][WIKI] = memory.stats()
             result["projections"][WIKI] = projection_mb(memory)
+            result["projections"][f"{WIKI} with passages"] = projection_mb(memory, "passage")
 
         result["server_rss_mb"] = server_rss_mb(connection)
         sizes_mb = [p["mb"] for p in result["projections"].values() if p.get("mb") is not None]
@@ -420,4 +464,6 @@ def bench_table(result: dict[str, Any]) -> str:
               f"{_fmt(result.get('projection_mb'), 2)} MB"]
     for dataset, prof in result.get("profile_ms", {}).items():
         lines.append(f"hipporag1 step medians on {dataset} (ms): " + ", ".join(f"{k} {_fmt(v)}" for k, v in prof.items()))
+    for dataset, prof in (result.get("profile_hipporag2_ms") or {}).items():
+        lines.append(f"hipporag2 step medians on {dataset} (ms): " + ", ".join(f"{k} {_fmt(v)}" for k, v in prof.items()))
     return "\n".join(lines)

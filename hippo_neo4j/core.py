@@ -71,6 +71,9 @@ class HippoConfig(BaseModel):
     fact_top_k: int = Field(5, ge=1, le=100, description="facts retrieved for the query (before the filter)")
     link_top_phrases: int = Field(5, ge=1, description="phrase seeds kept: the largest")
     passage_node_weight: float = Field(0.05, ge=0, description="passage seed = this x min-max normalised dense score")
+    passage_seed_top_n: int | None = Field(
+        None, ge=1, description="seed only the top-N dense passages (min-max over them); None seeds every passage"
+    )
     passage_nodes: bool = Field(True, description="ablation when False: PPR over phrases only, hipporag1's aggregation")
     linking: Literal["fact", "entity"] = Field(
         "fact", description="ablation 'entity': phrase seeds from query entities (similarity / |P_i|) instead of facts"
@@ -827,13 +830,24 @@ class HippoRAG:
             result.passages = self._passages(records)
             return result
         records = self._ppr(
-            "ppr2_passages", "passage", **ppr, embedding=vector.tolist(),
+            "ppr2_passages", "passage", **ppr, embedding=vector.tolist(), passageSeedRows=self._passage_seed_rows(text, vector),
             passageWeight=cfg.passage_node_weight, passageSeeds=cfg.passage_node_weight > 0, topSeeds=5,
         )
         if records:
             result.passages = self._passages(records[0]["ranked"])
             result.passage_seeds = [Seed(node=x["id"], weight=x["weight"]) for x in records[0]["topSeeds"]]
         return result
+
+    def _passage_seed_rows(self, text: str, vector: np.ndarray) -> list[dict[str, Any]] | None:
+        """With ``passage_seed_top_n``: the passage seeds of the top-N dense passages (min-max over them)."""
+        n, weight = self.config.passage_seed_top_n, self.config.passage_node_weight
+        if n is None or weight <= 0:
+            return None
+        top = self._dense(text, n, vector).passages
+        if not top:
+            return []
+        lo, hi = min(p.score for p in top), max(p.score for p in top)
+        return [{"id": p.id, "weight": weight * (p.score - lo) / (hi - lo)} for p in top if p.score > lo]
 
     # -- hybrid
 

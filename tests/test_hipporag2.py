@@ -108,6 +108,15 @@ def test_hipporag2_equals_the_inprocess_reference_on_musique_questions(memory_fa
         for (gid, gs), (eid, es) in zip(got, expected["passages"]):  # same order up to near ties
             assert gid == eid or abs(gs - es) < 1e-6
 
+        # seeding the top-N dense passages with N = all of them is the same computation
+        memory.config = cfg.model_copy(update={"passage_seed_top_n": len(small.passages)})
+        try:
+            top_n = memory.query(q.question, mode="hipporag2", top_k=10)
+        finally:
+            memory.config = cfg
+        assert [p.id for p in top_n.passages] == [p.id for p in result.passages]
+        np.testing.assert_allclose([p.score for p in top_n.passages], [s for _, s in got], rtol=1e-6)
+
         # ablation without passage nodes: the same seeds, the phrase-only walk and hipporag1's aggregation
         memory.config = cfg.model_copy(update={"passage_nodes": False})
         try:

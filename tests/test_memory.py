@@ -248,8 +248,8 @@ def test_cli_delete_and_drop_namespace(connection, driver, tmp_path):
         text = runner.invoke(cli, ["delete", "zzz"], env=env).output
         assert "deleted 0 of 1" in text and "not found: zzz" in text
         stats = json.loads(runner.invoke(cli, ["stats", "--json"], env=env).stdout)
-        assert stats | {"namespace": ns} == {"namespace": ns, "passages": 1, "phrases": 2, "relation_edges": 1,
-                                             "synonym_edges": 0, "mention_edges": 2}
+        assert stats | {"namespace": ns} == {"namespace": ns, "passages": 1, "phrases": 2, "facts": 1,
+                                             "relation_edges": 1, "synonym_edges": 0, "mention_edges": 2}
         refused = runner.invoke(cli, ["drop-namespace", ns], env=env)
         assert refused.exit_code == 2 and "--yes" in refused.output
         assert json.loads(runner.invoke(cli, ["stats", "--json"], env=env).stdout)["passages"] == 1
@@ -448,9 +448,10 @@ def test_empty_passages_and_empty_queries(memory_factory):
     assert memory.stats()["passages"] == 0
     assert not rows(memory.driver, "MATCH (n:HippoNamespace {name: $ns}) RETURN n", ns=memory.namespace)  # no write
     memory.index([P("a", "Alpha is a letter.", ("alpha", "is", "letter"))])
-    for mode in ("bm25", "dense"):
+    for mode in ("bm25", "dense", "hipporag2"):
         for text in ("", "   ", "\n"):
             assert memory.query(text, mode=mode).passages == []
+            assert memory.query(text, mode="hybrid", entities=[]).passages == []
     result = memory.query("", entities=[])
     assert result.fell_back and result.fallback_reason == "no query entities"
 
@@ -530,9 +531,10 @@ def test_cypher_and_lucene_looking_text_is_data_never_code(memory_factory, drive
     mine = snapshot(driver, memory.namespace)
     assert set(mine["passages"]) == {f"id-{i}-{t}" for i, t in enumerate(CYPHERISH)}
     for text in CYPHERISH:
-        for mode in ("bm25", "dense"):
+        for mode in ("bm25", "dense", "hipporag2"):
             assert isinstance(memory.query(text, mode=mode).passages, list)
         memory.query(text, entities=[text, f"odd 0 {text}"])
+        memory.query(text, mode="hybrid", entities=[text])
         assert not sentinel.query(text, mode="bm25").passages or sentinel.query(text, mode="bm25").passages[0].id == "keep"
     assert memory.query("DETACH DELETE", mode="bm25").passages[0].id.startswith(("id-0", "id-1"))
     assert snapshot(driver, memory.namespace) == mine and snapshot(driver, sentinel.namespace) == before_sentinel
@@ -558,7 +560,8 @@ def test_malformed_triples_are_counted_not_fatal(memory_factory):
     report = memory.index([{"id": "t", "text": "Triples of all kinds.", "extraction": {"triples": triples}}])
     assert report.indexed == 1 and report.triples == 1 and report.self_loop_triples == 1
     assert report.malformed_triples == 12
-    assert memory.stats() | {} == {"passages": 1, "phrases": 2, "relation_edges": 1, "synonym_edges": 0, "mention_edges": 2}
+    assert memory.stats() == {"passages": 1, "phrases": 2, "facts": 1, "relation_edges": 1, "synonym_edges": 0,
+                              "mention_edges": 2}
 
 
 class FlakyEncoder:
@@ -611,11 +614,14 @@ def test_nan_and_zero_embeddings_are_stored_as_null_and_nothing_breaks(memory_fa
 def test_unknown_namespace_is_empty_not_an_error(connection, driver):
     ns = f"never-indexed-{uuid.uuid4().hex[:6]}"
     with HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor()) as memory:
-        assert memory.stats() == {"passages": 0, "phrases": 0, "relation_edges": 0, "synonym_edges": 0, "mention_edges": 0}
+        assert memory.stats() == {"passages": 0, "phrases": 0, "facts": 0, "relation_edges": 0, "synonym_edges": 0,
+                                  "mention_edges": 0}
         for mode in ("bm25", "dense"):
             result = memory.query("anything at all", mode=mode)
             assert result.passages == [] and result.warning == f"namespace {ns!r} has no passages (index into it, or check the namespace)"
         result = memory.query("anything", entities=["anything"])
+        assert result.fell_back and result.passages == [] and ns in result.warning
+        result = memory.query("anything", mode="hipporag2")
         assert result.fell_back and result.passages == [] and ns in result.warning
         assert memory.delete(["a"]).missing == ["a"]
     out = CliRunner().invoke(cli, ["query", "anything", "--entities", "x"], env=cli_env(connection, ns))
