@@ -285,7 +285,9 @@ def _result_text(result: "RetrievalResult") -> str:
         if p.contributors:
             lines.append("      via " + ", ".join(f"{c.phrase} ({c.contribution:.3f})" for c in p.contributors[:3]))
     if not result.passages:
-        lines.append("(no passages)" + (f" - {result.warning}" if getattr(result, "warning", None) else ""))
+        lines.append("(no passages)" + (f" - {result.warning}" if result.warning else ""))
+    elif result.warning:
+        lines.append(f"warning: {result.warning}")
     return "\n".join(lines)
 
 
@@ -416,7 +418,7 @@ def drop_namespace_cmd(ctx: click.Context, namespace: str, yes: bool, as_json: b
 @json_option
 @click.pass_context
 def demo_cmd(ctx: click.Context, demo_ns: str, as_json: bool) -> None:
-    """Index a small multi-hop demo corpus and answer its questions with hipporag1 and dense retrieval."""
+    """Index a small multi-hop demo corpus and answer its questions with hipporag1, hipporag2 and dense retrieval."""
     from importlib import resources
 
     from .core import HippoRAG, as_passage
@@ -432,7 +434,7 @@ def demo_cmd(ctx: click.Context, demo_ns: str, as_json: bool) -> None:
         for q in questions:
             entry: dict[str, Any] = {"question": q["question"], "gold": q["gold"]}
             texts.append(f"Q: {q['question']}   (gold: {', '.join(q['gold'])})")
-            for mode in ("hipporag1", "dense"):
+            for mode in ("hipporag1", "hipporag2", "dense"):
                 result = memory.query(q["question"], mode=mode, top_k=3)
                 entry[mode] = result.model_dump()
                 texts.append(_result_text(result))

@@ -347,6 +347,10 @@ class HippoRAG:
         """Index passages (idempotent: the same id with the same content again is a no-op)."""
         items = [as_passage(p) for p in passages]
         report = IndexReport(passages=len(items))
+        if not self.facts_complete():  # indexed before Fact nodes existed: derive them first, once
+            log.warning("namespace %r has no Fact nodes yet (indexed by an older version): deriving them",
+                        self.namespace)
+            self.rebuild_facts()
         unique: dict[str, PassageIn] = {}
         limit = self.config.max_passage_chars
         for item in items:
@@ -499,7 +503,12 @@ class HippoRAG:
         for start in range(0, len(rows), size):
             chunk = rows[start : start + size]
             self._write(lambda tx: tx.run(cypher("rebuild_facts"), ns=self.namespace, facts=chunk).consume())
+        self._write(lambda tx: tx.run("MATCH (n:HippoNamespace {name: $ns}) SET n.facts = true", ns=self.namespace).consume())
         return {"facts": len(rows), "created": created}
+
+    def facts_complete(self) -> bool:
+        """False for a namespace indexed before Fact nodes existed (until :meth:`rebuild_facts`)."""
+        return bool(self._run("facts_complete")[0]["complete"])
 
     def _phrase_neighbours(self, rows: list[dict[str, Any]], first_k: int, done: Any) -> dict[Any, list[dict[str, Any]]]:
         """Nearest phrases of this namespace per row ({key, embedding}), through the shared vector index.
@@ -749,20 +758,27 @@ class HippoRAG:
 
     def link_facts(self, vector: np.ndarray, top_k: int | None = None) -> list[FactHit]:
         """The query's nearest facts of this namespace (cosine), through the shared fact vector index."""
+        return self._link_facts(vector, top_k)[0]
+
+    def _link_facts(self, vector: np.ndarray, top_k: int | None = None) -> tuple[list[FactHit], bool]:
+        """The nearest facts, and whether the namespace has Fact nodes for all its passages."""
         top_k = top_k or self.config.fact_top_k
         if not _usable(vector):
-            return []
+            return [], True
         for k in _widening(max(10 * top_k, 50)):  # the index spans namespaces: widen until top_k remain
             records = self._run("fact_neighbours", embedding=vector.tolist(), k=k, topK=top_k)
-            if len(records) >= top_k or not records or records[0]["seen"] < k:
+            if len(records) >= top_k or (records and records[0]["seen"] < k):
                 break
-        return [
+            if not records and not self._run("namespace_has_facts")[0]["any"]:
+                break
+        hits = [
             FactHit(
                 subject=r["subject"], predicate=r["predicate"], object=r["object"], score=float(r["score"]),
                 subject_passages=r["subjectPassages"], object_passages=r["objectPassages"],
             )
             for r in records
         ]
+        return hits, bool(records[0]["complete"]) if records else self.facts_complete()
 
     def fact_seeds(self, facts: Sequence[FactHit]) -> dict[str, float]:
         """Phrase seeds of the kept facts: each subject and object gets fact score / |P_i|, averaged over the
@@ -810,14 +826,22 @@ class HippoRAG:
             seeds = dict(sorted(seeds.items(), key=lambda x: (-x[1], x[0]))[: cfg.link_top_phrases])
             reason = "no query entity links to a phrase in this namespace"
         else:
-            result.facts = self.link_facts(vector) if vector is not None else []
+            result.facts, complete = self._link_facts(vector) if vector is not None else ([], True)
             result.filter = self._recognise(text, result.facts, use_filter)
             seeds = self.fact_seeds(result.facts)
-            reason = (
-                "no fact in this namespace (run `hippo rebuild-facts` if it was indexed before facts were stored)"
-                if not result.facts and vector is not None and self.stats()["facts"] == 0
-                else "the recognition filter kept no fact" if result.facts else "no fact links to the query"
-            )
+            if not complete:
+                result.warning = (
+                    f"namespace {self.namespace!r} was indexed before Fact nodes existed and has facts for new "
+                    "passages only: run `hippo rebuild-facts` (or index into it) to derive the rest"
+                )
+            if any(f.kept for f in result.facts):
+                reason = "no retrieved fact is similar to the query"  # every kept fact has cosine <= 0
+            elif result.facts:
+                reason = "the recognition filter kept no fact"
+            elif vector is None or self._run("namespace_has_facts")[0]["any"]:
+                reason = "no fact links to the query"
+            else:
+                reason = "no fact in this namespace"
         result.phrase_seeds = [Seed(node=t, weight=w) for t, w in seeds.items()]
         if not seeds:
             fallback = self._dense(text, top_k, vector)

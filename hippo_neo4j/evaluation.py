@@ -256,8 +256,7 @@ def ensure_index(
     state = memory._run("eval_index_get")[0]
     if state["fingerprint"] == fp and state["complete"] and state["recorded_version"] == state["version"] and not reindex:
         say(f"namespace {memory.namespace!r} already holds this corpus ({state['passages']} passages): reusing it")
-        stats = memory.stats()
-        if stats["relation_edges"] and not stats["facts"]:  # indexed before facts were stored
+        if not memory.facts_complete():  # indexed before Fact nodes existed
             say(f"deriving fact nodes from the relation provenance: {memory.rebuild_facts()}")
             memory._run("eval_index_set", fingerprint=fp, complete=True, report=state["report"])
         report = json.loads(state["report"]) if state["report"] else None

@@ -251,6 +251,7 @@ def test_demo_indexes_with_the_offline_extractor_and_answers(connection, tmp_pat
         top2 = {p["id"] for p in first["hipporag1"]["passages"][:2]}
         assert top2 == set(first["gold"])  # the multi-hop answer: both of Maria Okafor's passages
         assert {p["id"] for p in first["dense"]["passages"][:2]} != set(first["gold"])
+        assert len(first["hipporag2"]["passages"]) == 3 and len(first["hipporag2"]["facts"]) == 5
         again = json.loads(runner.invoke(cli, ["demo", "--namespace", ns, "--json"], env=env).stdout)
         assert again["index"]["unchanged"] == 10 and again["index"]["indexed"] == 0
     finally:

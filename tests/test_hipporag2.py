@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from hippo_neo4j import HippoConfig
 from hippo_neo4j import evaluation as ev
 from hippo_neo4j.cli import cli
-from hippo_neo4j.core import RetrievedPassage, fuse
+from hippo_neo4j.core import FactHit, RetrievedPassage, fuse
 from hippo_neo4j.reader import RecognitionFilter
 from hippo_neo4j.extract.llm import LLMSettings
 from hippo_neo4j.reference import ReferenceGraph
@@ -67,18 +67,53 @@ def test_facts_are_distinct_normalised_triples_maintained_on_update_and_delete(m
     assert facts_of(driver, ns) == {} and memory.stats() == {k: 0 for k in memory.stats()}
 
 
-def test_rebuild_facts_derives_the_same_facts_from_relations_and_is_idempotent(memory_factory, driver, musique):
+def test_a_namespace_from_before_facts_is_told_then_brought_up_to_date(memory_factory, driver, musique):
     memory = memory_factory()
     memory.index(musique.passages[:40])
     before = snapshot(driver, memory.namespace)
-    assert len(before["facts"]) > 100
-    driver.execute_query("MATCH (f:Fact {ns: $ns}) DELETE f", ns=memory.namespace)  # a namespace from before facts
-    assert memory.query("Who founded it?", mode="hipporag2").fallback_reason.startswith("no fact in this namespace")
+    assert len(before["facts"]) > 100 and memory.facts_complete()
+    # what an older version left: no Fact nodes, no flag on the namespace
+    driver.execute_query("MATCH (f:Fact {ns: $ns}) DELETE f", ns=memory.namespace)
+    driver.execute_query("MATCH (n:HippoNamespace {name: $ns}) REMOVE n.facts", ns=memory.namespace)
+    assert not memory.facts_complete()
+    result = memory.query("Who founded the company?", mode="hipporag2")
+    assert result.fell_back and result.fallback_reason == "no fact in this namespace"
+    assert "hippo rebuild-facts" in result.warning and result.passages
+
     first = memory.rebuild_facts()
-    assert first == {"facts": len(before["facts"]), "created": len(before["facts"])}
+    assert first == {"facts": len(before["facts"]), "created": len(before["facts"])} and memory.facts_complete()
     assert_same_graph(snapshot(driver, memory.namespace), before)
     assert memory.rebuild_facts() == {"facts": len(before["facts"]), "created": 0}
     assert_same_graph(snapshot(driver, memory.namespace), before)
+    assert memory.query("Who founded the company?", mode="hipporag2").warning is None
+
+    # indexing into such a namespace derives its facts first: nothing is left half-upgraded
+    driver.execute_query("MATCH (f:Fact {ns: $ns}) DELETE f", ns=memory.namespace)
+    driver.execute_query("MATCH (n:HippoNamespace {name: $ns}) REMOVE n.facts", ns=memory.namespace)
+    memory.index(musique.passages[40:41])
+    grown = snapshot(driver, memory.namespace)
+    fresh = memory_factory()
+    fresh.index(musique.passages[:41])
+    assert grown["facts"] == snapshot(driver, fresh.namespace)["facts"] and memory.facts_complete()
+
+
+def test_a_small_namespace_finds_its_facts_beside_a_large_one(memory_factory, musique):
+    """The fact index spans namespaces: a namespace whose facts are all far from the query still gets them."""
+    large = memory_factory()
+    large.index(musique.passages[:60])
+    small = memory_factory()
+    small.index([P("z", "The Zorblat Society's first president was Mina Kello.",
+                   ("Zorblat Society", "first president", "Mina Kello"))])
+    question = musique.questions[0].question  # "Who was the first president of the association which ..."
+    assert len(large.query(question, mode="hipporag2").facts) == 5
+    result = small.query(question, mode="hipporag2")
+    assert [f.triple for f in result.facts] == [("zorblat society", "first president", "mina kello")]
+    assert not result.fell_back and [p.id for p in result.passages] == ["z"]
+    # a fact no closer to the query than its opposite (cosine <= 0) seeds nothing (PPR biases are positive)
+    hit = dict(subject="zorblat society", predicate="first president", object="mina kello", subject_passages=1,
+               object_passages=1)
+    assert small.fact_seeds([FactHit(score=-0.2, **hit)]) == {}
+    assert small.fact_seeds([FactHit(score=0.4, **hit)]) == {"zorblat society": 0.4, "mina kello": 0.4}
 
 
 # ------------------------------------------------------------------------------------------ retrieval
