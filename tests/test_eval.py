@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from hippo_neo4j import HippoConfig
 from hippo_neo4j import evaluation as ev
 from hippo_neo4j.bench import InProcess
 from hippo_neo4j.cli import cli
@@ -146,7 +147,7 @@ def test_gds_path_and_inprocess_reference_give_the_same_ranking_on_musique_quest
     """Index the gold and distractor paragraphs of 10 questions (GPT-3.5 OpenIE), query with the offline
     extractor's entities, and compare linking, seeds, scores and ranking with numpy/scipy."""
     small = _subset(musique, 10)
-    memory = memory_factory(extractor=None)
+    memory = memory_factory(extractor=None, config=HippoConfig(ppr_tolerance=1e-9))  # converge like the reference
     ev.ensure_index(memory, small)
     local = InProcess.load(memory)
     assert len(local.ref.passages) == len(small.passages) == memory.stats()["passages"]

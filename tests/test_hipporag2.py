@@ -123,7 +123,7 @@ def test_hipporag2_equals_the_inprocess_reference_on_musique_questions(memory_fa
     """Facts through the vector index, phrase and passage seeds, and the PPR over the passage projection
     against numpy/scipy of the same formulas (DESIGN.md §1), on the paragraphs of 10 musique questions."""
     small = _subset(musique, 10)
-    memory = memory_factory()
+    memory = memory_factory(config=HippoConfig(ppr_tolerance=1e-9))  # formulas compared: converge like the reference
     ev.ensure_index(memory, small)
     ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace, hipporag2=True)
     assert len(ref.passages) == len(small.passages) and len(ref.facts) == memory.stats()["facts"]
