@@ -261,12 +261,10 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         steps["projection_check"].append(_timed(
             lambda: graph.append(projection.ensure(memory.driver, memory.database, memory.namespace, "passage"))
         ))
-        params = {k: v for k, v in memory.ppr_parameters(seeds, top_k).items() if k not in ("minMass", "topPhrases")}
         rows: list[Any] = []
         if cfg.passage_seed_top_n:  # seeds from the top-N dense passages: one more round trip
             steps["dense_top_n"].append(_timed(lambda: rows.append(memory._passage_seed_rows(q.text, vector[0]))))
-        params |= {"graph": graph[0].name, "embedding": vector[0].tolist(), "passageWeight": cfg.passage_node_weight,
-                   "passageSeeds": True, "topSeeds": 5, "passageSeedRows": rows[0] if rows else None}
+        params = memory.ppr2_parameters(seeds, top_k, vector[0], rows[0] if rows else None) | {"graph": graph[0].name}
         steps["ppr_passages"].append(_timed(lambda: memory._run("ppr2_passages", **params)))
         steps["total"].append(_timed(lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False)))
     return {k: _percentile(v, 50) for k, v in steps.items()}

@@ -722,6 +722,21 @@ class HippoRAG:
             "topPhrases": self.config.top_phrases,
         }
 
+    def ppr2_parameters(
+        self, seeds: dict[str, float], top_k: int, vector: np.ndarray, seed_rows: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        """The parameters of ``cypher/ppr2_passages.cypher`` (all but ``$graph`` and ``$ns``); ``seed_rows`` are
+        :meth:`_passage_seed_rows` (None: every passage is seeded in the statement)."""
+        cfg = self.config
+        shared = {k: v for k, v in self.ppr_parameters(seeds, top_k).items() if k not in ("minMass", "topPhrases")}
+        return shared | {
+            "embedding": vector.tolist(),
+            "passageWeight": cfg.passage_node_weight,
+            "passageSeeds": cfg.passage_node_weight > 0,
+            "passageSeedRows": seed_rows,
+            "topSeeds": 5,
+        }
+
     def _hipporag1(self, text: str, top_k: int, entities: Sequence[str] | None) -> RetrievalResult:
         ents = list(entities) if entities is not None else list(self.extractor.query_entities(text))
         linked = self.link_entities(ents)
@@ -850,16 +865,13 @@ class HippoRAG:
             fallback = self._dense(text, top_k, vector)
             result.passages, result.fell_back, result.fallback_reason = fallback.passages, True, reason
             return result
-        ppr = {k: v for k, v in self.ppr_parameters(seeds, top_k).items() if k not in ("minMass", "topPhrases")}
         if not cfg.passage_nodes:  # ablation: phrases only, passages scored as in hipporag1
             records = self._ppr("ppr_passages", "phrase", **self.ppr_parameters(seeds, top_k))
             result.top_phrases = records[0]["topPhrases"] if records else []
             result.passages = self._passages(records)
             return result
-        records = self._ppr(
-            "ppr2_passages", "passage", **ppr, embedding=vector.tolist(), passageSeedRows=self._passage_seed_rows(text, vector),
-            passageWeight=cfg.passage_node_weight, passageSeeds=cfg.passage_node_weight > 0, topSeeds=5,
-        )
+        params = self.ppr2_parameters(seeds, top_k, vector, self._passage_seed_rows(text, vector))
+        records = self._ppr("ppr2_passages", "passage", **params)
         if records:
             result.passages = self._passages(records[0]["ranked"])
             result.passage_seeds = [Seed(node=x["id"], weight=x["weight"]) for x in records[0]["topSeeds"]]
@@ -881,7 +893,7 @@ class HippoRAG:
     def _hybrid(self, text: str, top_k: int, entities: Sequence[str] | None) -> RetrievalResult:
         depth = max(top_k, self.config.hybrid_depth)
         graph = self._hipporag1(text, depth, entities)
-        dense = self._dense(text, depth)
+        dense = graph if graph.fell_back else self._dense(text, depth)  # a fallback already is the dense ranking
         result = graph.model_copy(update={"mode": "hybrid", "top_phrases": []})
         result.passages = fuse(graph.passages, dense.passages, self.config.hybrid_lambda)[:top_k]
         return result
