@@ -35,7 +35,7 @@ test: install
 
 bench: install
 	$(HIPPO) neo4j start
-	$(HIPPO) bench --json bench/out/bench.json
+	$(PY) bench/suite.py --json bench/out/bench.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info

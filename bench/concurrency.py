@@ -35,7 +35,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from hippo_neo4j import HippoConfig, HippoRAG  # noqa: E402
 from hippo_neo4j.config import ConnectionSettings  # noqa: E402
-from hippo_neo4j.core import load_openie  # noqa: E402
+from hippo_neo4j.corpus import load_openie  # noqa: E402
 from hippo_neo4j.db import connect  # noqa: E402
 
 DATASETS = Path(os.environ.get("HIPPO_DATASETS", ROOT.parent / "shared" / "datasets"))

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j import evaluation as ev
-from hippo_neo4j.bench import Query, profile_hipporag2
+from hippo_neo4j.evaluation.metrics import short
+from suite import Query, profile_hipporag2
 from hippo_neo4j.text import normalize_phrase
 
 VARIANTS = {
@@ -88,7 +89,7 @@ def main() -> None:
                 profile_hipporag2(memory, queries[:3])  # warm-up
                 timing = profile_hipporag2(memory, queries)
                 out["variants"][name] = {"overrides": overrides, "summary": summary, "profile_ms": timing}
-                print(f"{name}: {ev._short(summary)}, p50 total {timing['total']:.0f} ms", flush=True)
+                print(f"{name}: {short(summary)}, p50 total {timing['total']:.0f} ms", flush=True)
         finally:
             memory.config = base
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j import evaluation as ev
+from hippo_neo4j.evaluation.metrics import short
 
 TOLERANCES = (1e-9, 1e-8, 1e-7, 1e-6)
 
@@ -52,7 +53,7 @@ def main() -> None:
                             default=0.0)
                         row["median_top1_score"] = statistics.median(r[0][1] for r in reference if r)
                     out.setdefault(mode, {})[f"{tol:g}"] = row
-                    print(mode, f"tol {tol:g}", ev._short(row["summary"]),
+                    print(mode, f"tol {tol:g}", short(row["summary"]),
                           {k: v for k, v in row.items() if k != "summary"}, flush=True)
         finally:
             memory.config = base

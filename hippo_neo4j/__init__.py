@@ -2,9 +2,9 @@
 
 __version__ = "0.1.0"
 
-from .config import ConnectionSettings, ServerSettings  # noqa: E402
-from .core import HippoConfig, HippoRAG, IndexReport, RetrievalResult  # noqa: E402
-from .models import Extraction, PassageIn  # noqa: E402
+from .config import ConnectionSettings, HippoConfig, ServerSettings  # noqa: E402
+from .memory import HippoRAG  # noqa: E402
+from .models import Extraction, IndexReport, PassageIn, RetrievalResult  # noqa: E402
 
 __all__ = [
     "ConnectionSettings",

@@ -1,4 +1,5 @@
-"""Settings, read from the environment (and the CLI, which fills the same fields).
+"""Settings: the connection and the local server (read from the environment, and the CLI, which fills the
+same fields), and the algorithm's (:class:`HippoConfig`).
 
 Every secret (the Neo4j password, API keys) comes from here and is never printed: the pydantic
 ``SecretStr`` type keeps it out of ``repr`` and ``--json`` output.
@@ -9,7 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Literal, TypeVar
 
 from pydantic import BaseModel, Field, SecretStr
 
@@ -145,3 +146,42 @@ class ConnectionSettings(BaseModel):
         if self.password is None:
             return None
         return (self.user, self.password.get_secret_value())
+
+
+class HippoConfig(BaseModel):
+    """The algorithm's settings; defaults are the HippoRAG paper's."""
+
+    synonym_threshold: float = Field(0.8, description="tau: cosine at or above which phrases get a SYNONYM edge")
+    synonym_top_k: int = Field(100, le=100, description="vector-index candidates per new phrase")
+    damping: float = Field(0.5, gt=0, lt=1, description="PPR probability of following an edge")
+    batch_size: int = Field(default_factory=lambda: env_number("HIPPO_BATCH_SIZE", 256), ge=1)
+    max_passage_chars: int = Field(
+        default_factory=lambda: env_number("HIPPO_MAX_PASSAGE_CHARS", 100_000),
+        description="longer passages are rejected (listed in IndexReport.rejected): split them into passages",
+    )
+    ppr_max_iterations: int = 50  # damping 0.5 halves the error each step: 0.5**50 is far below tolerance
+    # GDS stops when no score moves by more than this (hipporag2 scales it by its seed total: the same
+    # relative precision). `python bench/ppr_tolerance.py` on musique: 1e-8 instead of 1e-9 leaves recall of
+    # hipporag1 and hipporag2 unchanged (2 of 100 hipporag2 rankings swap near-ties) and saves ~6 ms a query.
+    ppr_tolerance: float = 1e-8
+    # One thread: on phrase graphs of this size (10^4-10^5 nodes) GDS's parallel PPR spent more on
+    # coordination than it saved in ad-hoc timings on a 2-core machine. Raise it for graphs of millions of nodes.
+    ppr_concurrency: int = Field(1, ge=1, le=4)
+    # Phrases whose PPR mass is at most this are left out of the passage sums: fewer MENTIONED_IN expansions
+    # in the aggregation, and a passage score moves by at most 1e-7 per such mention.
+    ppr_min_mass: float = Field(1e-7, ge=0)
+    top_phrases: int = 10
+    # hipporag2 (HippoRAG 2's defaults)
+    fact_top_k: int = Field(5, ge=1, le=100, description="facts retrieved for the query (before the filter)")
+    link_top_phrases: int = Field(5, ge=1, description="phrase seeds kept: the largest")
+    passage_node_weight: float = Field(0.05, ge=0, description="passage seed = this x min-max normalised dense score")
+    passage_seed_top_n: int | None = Field(
+        None, ge=1, description="seed only the top-N dense passages (min-max over them); None seeds every passage"
+    )
+    passage_nodes: bool = Field(True, description="ablation when False: PPR over phrases only, hipporag1's aggregation")
+    linking: Literal["fact", "entity"] = Field(
+        "fact", description="ablation 'entity': phrase seeds from query entities (similarity / |P_i|) instead of facts"
+    )
+    # hybrid
+    hybrid_lambda: float = Field(0.5, ge=0, le=1, description="weight of the hipporag1 score in the fusion")
+    hybrid_depth: int = Field(50, ge=1, description="passages each side contributes to the fusion")

@@ -1,4 +1,4 @@
-"""The data the library takes in and gives back."""
+"""The data the library takes in and gives back: passages in, index reports and retrieval results out."""
 
 from __future__ import annotations
 
@@ -50,3 +50,129 @@ class PassageIn(BaseModel):
     def full_text(self) -> str:
         """What is embedded and extracted from (HippoRAG indexes ``title + "\\n" + text``)."""
         return f"{self.title}\n{self.text}" if self.title else self.text
+
+
+def as_passage(item: PassageIn | dict[str, Any] | str) -> PassageIn:
+    if isinstance(item, PassageIn):
+        return item
+    if isinstance(item, str):
+        return PassageIn(text=item)
+    data = dict(item)
+    if "extraction" not in data and ("extracted_triples" in data or "triples" in data):
+        data["extraction"] = Extraction(
+            named_entities=data.get("extracted_entities") or data.get("named_entities") or [],
+            triples=data.get("extracted_triples") or data.get("triples") or [],
+        )
+    return PassageIn(
+        id=str(data["id"]) if data.get("id") not in (None, "") else None,
+        title=data.get("title") or "",
+        text=data.get("text") if data.get("text") is not None else "",
+        extraction=data.get("extraction"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------- results
+
+
+class IndexReport(BaseModel):
+    passages: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    updated: int = 0
+    skipped_empty: int = 0
+    skipped_duplicate_id: int = 0
+    rejected: list[str] = Field(default_factory=list, description="ids refused: text or id too long (see the log)")
+    extraction_failures: list[str] = Field(default_factory=list)
+    no_triples: int = 0
+    triples: int = 0
+    malformed_triples: int = 0
+    self_loop_triples: int = 0
+    new_phrases: int = 0
+    new_facts: int = 0
+    synonym_edges: int = 0
+    timings: dict[str, float] = Field(default_factory=lambda: {"extract_s": 0.0, "embed_s": 0.0, "write_s": 0.0, "synonym_s": 0.0})
+
+    def merge(self, other: "IndexReport") -> None:
+        for name, value in other:
+            if name == "timings":
+                for k, v in value.items():
+                    self.timings[k] = self.timings.get(k, 0.0) + v
+            elif isinstance(value, list):
+                getattr(self, name).extend(value)
+            else:
+                setattr(self, name, getattr(self, name) + value)
+
+
+class LinkedEntity(BaseModel):
+    entity: str
+    phrase: str
+    similarity: float
+    passages: int
+    weight: float = 0.0
+
+
+class Contributor(BaseModel):
+    phrase: str
+    contribution: float
+
+
+class FactHit(BaseModel):
+    """A fact the query linked to: its triple, cosine to the query, |P| of its subject and object, and
+    whether the recognition filter kept it."""
+
+    subject: str
+    predicate: str
+    object: str
+    score: float
+    subject_passages: int = 0
+    object_passages: int = 0
+    kept: bool = True
+
+    @property
+    def triple(self) -> tuple[str, str, str]:
+        return (self.subject, self.predicate, self.object)
+
+
+class Seed(BaseModel):
+    """A PPR seed: a phrase (by text) or a passage (by id) and its reset weight."""
+
+    node: str
+    weight: float
+
+
+class RetrievedPassage(BaseModel):
+    id: str
+    title: str | None = None
+    text: str
+    score: float
+    contributors: list[Contributor] = Field(default_factory=list)
+
+
+class RetrievalResult(BaseModel):
+    query: str
+    mode: str
+    entities: list[str] = Field(default_factory=list)
+    linked: list[LinkedEntity] = Field(default_factory=list)
+    top_phrases: list[dict[str, Any]] = Field(default_factory=list)
+    facts: list[FactHit] = Field(default_factory=list, description="hipporag2: facts retrieved (kept or not)")
+    filter: str | None = Field(None, description="hipporag2: the recognition filter used, 'off', or why it failed")
+    phrase_seeds: list[Seed] = Field(default_factory=list)
+    passage_seeds: list[Seed] = Field(default_factory=list, description="hipporag2: the largest passage seeds")
+    passages: list[RetrievedPassage] = Field(default_factory=list)
+    fell_back: bool = False
+    fallback_reason: str | None = None
+    warning: str | None = None
+    elapsed_ms: float = 0.0
+
+    @property
+    def seeds(self) -> list[tuple[str, float]]:
+        """The phrase seeds of the walk (hipporag1: linked entities; hipporag2: phrases of kept facts)."""
+        if self.phrase_seeds:
+            return [(s.node, s.weight) for s in self.phrase_seeds]
+        return [(link.phrase, link.weight) for link in self.linked if link.weight > 0]
+
+
+class DeleteReport(BaseModel):
+    requested: int
+    deleted: int
+    missing: list[str] = Field(default_factory=list)

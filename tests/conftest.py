@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from hippo_neo4j import HippoRAG, server
+from hippo_neo4j import HippoRAG
+from hippo_neo4j.runtime import server
 from hippo_neo4j.config import ConnectionSettings, ServerSettings
 from hippo_neo4j.db import connect
 

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from hippo_neo4j import HippoConfig
 from hippo_neo4j.cli import cli
-from hippo_neo4j.core import load_openie
-from hippo_neo4j.reference import ReferenceGraph
+from hippo_neo4j.corpus import load_openie
+from hippo_neo4j.evaluation.reference import ReferenceGraph
 
 from .conftest import DATASETS
 
@@ -259,3 +259,47 @@ def test_demo_indexes_with_the_offline_extractor_and_answers(connection, tmp_pat
         assert again["index"]["unchanged"] == 10 and again["index"]["indexed"] == 0
     finally:
         runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
+
+
+def test_connection_options_work_before_and_after_the_command(tmp_path, connection):
+    """`hippo query "..." --namespace demo` and `hippo --namespace demo query "..."` read the same namespace; the
+    option after the command overrides the environment and the option before it."""
+    ns, other = f"cli-{uuid.uuid4().hex[:8]}", f"cli-{uuid.uuid4().hex[:8]}"
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps(PATH_CORPUS))
+    env = {"HIPPO_NEO4J_URI": connection.uri, "HIPPO_NEO4J_PASSWORD": connection.password.get_secret_value(),
+           "HIPPO_NAMESPACE": other}
+    runner = CliRunner()
+    try:
+        out = runner.invoke(cli, ["index", str(corpus), "--namespace", ns, "--json"], env=env, catch_exceptions=False)
+        assert out.exit_code == 0, out.output
+        after = runner.invoke(cli, ["query", "robotics", "--mode", "bm25", "--namespace", ns, "--json"], env=env)
+        before = runner.invoke(cli, ["--namespace", ns, "query", "robotics", "--mode", "bm25", "--json"], env=env)
+        both = runner.invoke(cli, ["--namespace", other, "query", "robotics", "--mode", "bm25", "--namespace", ns,
+                                   "--json"], env=env)
+        assert after.exit_code == before.exit_code == both.exit_code == 0, after.output + before.output + both.output
+        ids = [[p["id"] for p in json.loads(o.stdout)["passages"]] for o in (after, before, both)]
+        assert ids[0] == ids[1] == ids[2] and "ortiz" in ids[0]
+        assert json.loads(runner.invoke(cli, ["stats", "--json"], env=env).stdout)["passages"] == 0  # env's namespace
+        assert json.loads(runner.invoke(cli, ["stats", "--namespace", ns, "--json"], env=env).stdout)["passages"] == len(PATH_CORPUS)
+        wrong = runner.invoke(cli, ["stats", "--namespace", ns, "--uri", "bolt://127.0.0.1:1"], env=env)
+        assert wrong.exit_code == 1 and "Cannot reach Neo4j at bolt://127.0.0.1:1" in wrong.output
+    finally:
+        runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
+
+
+def test_every_mode_is_a_registered_preset_reachable_by_name(memory_factory):
+    from hippo_neo4j.errors import ConfigError
+    from hippo_neo4j.retrieve import MODES, Retriever
+
+    memory = memory_factory()
+    memory.index(PATH_CORPUS)
+    for name in MODES:
+        preset = MODES[name]
+        assert issubclass(preset.retriever, Retriever)
+        result = memory.query("Which Stanford professor works on Alzheimer's?", mode=name, top_k=3,
+                              entities=["Stanford", "Alzheimer's"])
+        assert result.mode == preset.retriever.name and len(result.passages) == 3
+    assert MODES["hybrid-0.7"].config(memory.config).hybrid_lambda == 0.7 and memory.config.hybrid_lambda == 0.5
+    with pytest.raises(ConfigError, match="Unknown mode 'nope'; choose one of hipporag2, hipporag1"):
+        memory.query("x", mode="nope")

@@ -12,9 +12,10 @@ from click.testing import CliRunner
 
 from hippo_neo4j import HippoConfig
 from hippo_neo4j import evaluation as ev
-from hippo_neo4j.bench import InProcess
+from hippo_neo4j.retrieve import EVAL_DEFAULT
+from hippo_neo4j.evaluation.reference import InProcess
 from hippo_neo4j.cli import cli
-from hippo_neo4j.cli_eval import eval_cmd
+from hippo_neo4j.cli.evaluation import eval_cmd
 from hippo_neo4j.errors import HippoError
 from hippo_neo4j.extract.offline import OfflineExtractor
 from hippo_neo4j.models import PassageIn, content_hash
@@ -200,14 +201,14 @@ def test_hippo_eval_on_the_sample_dataset_writes_the_issue_json(tmp_path, connec
         assert "| mode | R@1 | R@2 | R@5 | R@10 | AR@2 | AR@5" in out.stdout
         data = json.loads(out_file.read_text())
         metrics = {"recall@1", "recall@2", "recall@5", "recall@10", "all_recall@2", "all_recall@5"}
-        assert set(data["summary"]) == set(ev.DEFAULT_VARIANTS)
+        assert set(data["summary"]) == set(EVAL_DEFAULT)
         assert {"hipporag2", "hipporag1", "hybrid-0.3", "hybrid-0.5", "hybrid-0.7", "dense", "bm25",
-                "hipporag2-no-passage-nodes", "hipporag2-entity-linking"} == set(ev.DEFAULT_VARIANTS)
+                "hipporag2-no-passage-nodes", "hipporag2-entity-linking"} == set(EVAL_DEFAULT)
         assert all(set(v) == metrics for v in data["summary"].values())
         (question,) = data["questions"]
         gold = ev.load_dataset(SAMPLE).questions[0].gold
         assert question["id"] == "sample/question_1.json" and question["gold"] == list(gold)
-        for mode in ev.DEFAULT_VARIANTS:
+        for mode in EVAL_DEFAULT:
             entry = question[mode]
             assert {"entities", "seeds", "retrieved"} <= set(entry)
             ids = [pid for pid, _ in entry["retrieved"]]

@@ -12,10 +12,11 @@ from click.testing import CliRunner
 from hippo_neo4j import HippoConfig
 from hippo_neo4j import evaluation as ev
 from hippo_neo4j.cli import cli
-from hippo_neo4j.core import FactHit, RetrievedPassage, fuse
+from hippo_neo4j.models import FactHit, RetrievedPassage
+from hippo_neo4j.retrieve.hybrid import fuse
 from hippo_neo4j.reader import RecognitionFilter
 from hippo_neo4j.extract.llm import LLMSettings
-from hippo_neo4j.reference import ReferenceGraph
+from hippo_neo4j.evaluation.reference import ReferenceGraph
 
 from .conftest import DATASETS
 from .fake_openai import FakeOpenAI
@@ -112,8 +113,8 @@ def test_a_small_namespace_finds_its_facts_beside_a_large_one(memory_factory, mu
     # a fact no closer to the query than its opposite (cosine <= 0) seeds nothing (PPR biases are positive)
     hit = dict(subject="zorblat society", predicate="first president", object="mina kello", subject_passages=1,
                object_passages=1)
-    assert small.fact_seeds([FactHit(score=-0.2, **hit)]) == {}
-    assert small.fact_seeds([FactHit(score=0.4, **hit)]) == {"zorblat society": 0.4, "mina kello": 0.4}
+    assert small.retriever("hipporag2").fact_seeds([FactHit(score=-0.2, **hit)], small.config) == {}
+    assert small.retriever("hipporag2").fact_seeds([FactHit(score=0.4, **hit)], small.config) == {"zorblat society": 0.4, "mina kello": 0.4}
 
 
 # ------------------------------------------------------------------------------------------ retrieval

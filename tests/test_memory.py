@@ -21,10 +21,14 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from hippo_neo4j import HippoConfig, HippoRAG, projection, server
+from hippo_neo4j import HippoConfig, HippoRAG
+from hippo_neo4j.graph import projection
+from hippo_neo4j.runtime import server
 from hippo_neo4j.cli import cli
 from hippo_neo4j.config import ConnectionSettings
-from hippo_neo4j.core import _valid_triple, as_passage, load_corpus, load_openie
+from hippo_neo4j.corpus import load_corpus, load_openie
+from hippo_neo4j.graph.indexing import valid_triple as _valid_triple
+from hippo_neo4j.models import as_passage
 from hippo_neo4j.encoder import Encoder, shared_encoder
 from hippo_neo4j.errors import ServerError
 from hippo_neo4j.text import normalize_phrase
@@ -323,7 +327,7 @@ def test_a_crash_between_the_write_and_the_synonym_step_is_redone_on_the_next_ru
     clean = memory_factory(config=HippoConfig(batch_size=10))
     clean.index(corpus)
     memory = memory_factory(config=HippoConfig(batch_size=10))
-    real = memory._link_synonyms
+    real = memory.indexer.synonyms.link
     calls = []
 
     def dies_on_second_batch(*args, **kwargs):
@@ -332,12 +336,12 @@ def test_a_crash_between_the_write_and_the_synonym_step_is_redone_on_the_next_ru
             raise KeyboardInterrupt("killed")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(memory, "_link_synonyms", dies_on_second_batch)
+    monkeypatch.setattr(memory.indexer.synonyms, "link", dies_on_second_batch)
     with pytest.raises(KeyboardInterrupt):
         memory.index(corpus)
     assert _count(memory.driver, memory.namespace) == 20
     assert consistency_problems(memory.driver, memory.namespace) == ["unsealed passages (no hash): 10"]
-    monkeypatch.setattr(memory, "_link_synonyms", real)
+    monkeypatch.setattr(memory.indexer.synonyms, "link", real)
     report = memory.index(corpus)
     assert report.unchanged == 10 and report.indexed == 10 and report.updated == 0
     assert not consistency_problems(memory.driver, memory.namespace)
@@ -460,7 +464,7 @@ def test_overlong_passage_is_rejected_with_a_message(memory_factory, caplog):
     memory = memory_factory()
     huge = "word " * 200_000  # 1 MB
     long_ok = "Zanzibar spice trade. " * 2_000  # 44 kB: under the limit, indexed (the encoder reads its start)
-    with caplog.at_level(logging.WARNING, logger="hippo_neo4j.core"):
+    with caplog.at_level(logging.WARNING, logger="hippo_neo4j.graph.indexing"):
         report = memory.index([
             P("huge", huge, ("word", "is", "word list")),
             P("long", long_ok, ("Zanzibar", "traded", "spice")),
@@ -486,7 +490,7 @@ def test_invalid_utf8_and_lone_surrogates(connection, memory_factory, tmp_path, 
     runner = CliRunner()
     env = cli_env(connection, ns)
     try:
-        with caplog.at_level(logging.WARNING, logger="hippo_neo4j.core"):
+        with caplog.at_level(logging.WARNING, logger="hippo_neo4j.corpus"):
             out = runner.invoke(cli, ["index", str(corpus), "--json"], env=env, catch_exceptions=False)
         assert out.exit_code == 0, out.output
         assert json.loads(out.stdout)["indexed"] == 1
@@ -545,7 +549,7 @@ def test_cypher_and_lucene_looking_text_is_data_never_code(memory_factory, drive
 
 def test_same_id_twice_in_one_batch_keeps_the_first_and_warns(memory_factory, caplog):
     memory = memory_factory()
-    with caplog.at_level(logging.WARNING, logger="hippo_neo4j.core"):
+    with caplog.at_level(logging.WARNING, logger="hippo_neo4j.graph.indexing"):
         report = memory.index([P("dup", "First version."), P("dup", "Second version."), P("dup", "First version.")])
     assert report.indexed == 1 and report.skipped_duplicate_id == 2
     assert caplog.text.count("passage id 'dup' appears twice with different text; the first is kept") == 1

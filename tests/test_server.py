@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from hippo_neo4j import projection, server
+from hippo_neo4j.graph import projection
+from hippo_neo4j.runtime import server
 from hippo_neo4j.cli import cli
 from hippo_neo4j.errors import JavaNotFoundError, ServerError
 
@@ -267,3 +268,25 @@ def test_projection_dropped_by_another_client_is_rebuilt(driver, connection):
         assert [p.id for p in again.passages] == [p.id for p in first.passages] == ["1"]
     finally:
         memory.drop_namespace()
+
+
+def test_a_projection_that_cannot_fit_the_heap_fails_at_once_with_the_figures(driver, connection):
+    """GDS's estimate for the namespace's counts is checked against the server's free heap before projecting."""
+    ns = "estimate-test"
+    db = connection.database
+    driver.execute_query("MATCH (n:Phrase {ns: $ns}) DETACH DELETE n", ns=ns)
+    driver.execute_query(
+        "UNWIND range(1, 200) AS i CREATE (:Phrase {ns: $ns, text: 'p' + i})-[:RELATION {weight: 1}]->"
+        "(:Phrase {ns: $ns, text: 'q' + i})", ns=ns,
+    )
+    try:
+        fits = projection.check_memory(driver, db, ns)
+        assert fits["nodes"] == 400 and fits["relationships"] == 400
+        assert 0 < fits["bytes_min"] <= fits["bytes_max"] < fits["available_heap"] <= fits["max_heap"]
+        with pytest.raises(ServerError) as err:
+            projection.check_memory(driver, db, ns, available=fits["bytes_min"] - 1)
+        message = str(err.value)
+        assert "400 nodes, 400 relationships" in message and "HIPPO_NEO4J_HEAP" in message
+        assert f"{fits['max_heap'] / 2**20:,.0f} MiB" in message
+    finally:
+        driver.execute_query("MATCH (n:Phrase {ns: $ns}) DETACH DELETE n", ns=ns)

@@ -1,4 +1,4 @@
-"""Benchmarks (``hippo bench`` / ``make bench``): retrieval latency next to the same retrieval in-process,
+"""The benchmark suite (``make bench``, or ``python bench/suite.py``): retrieval latency next to the same retrieval in-process,
 indexing throughput, the cost of adding one passage as the graph grows, server memory and projection size.
 
 Output (issue 5)::
@@ -27,18 +27,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import numpy as np
-import scipy.sparse as sp
-
-from . import projection, server
-from .config import ConnectionSettings, ServerSettings
-from .core import HippoRAG, IndexReport
-from .db import connect
-from .encoder import Encoder
-from .evaluation import _percentile, load_dataset
-from .models import PassageIn
-from .reference import ReferenceGraph
-from .text import normalize_phrase
+from hippo_neo4j import HippoRAG
+from hippo_neo4j.config import ConnectionSettings, ServerSettings
+from hippo_neo4j.corpus import load_corpus
+from hippo_neo4j.db import connect
+from hippo_neo4j.evaluation import load_dataset, percentile
+from hippo_neo4j.evaluation.reference import InProcess
+from hippo_neo4j.extract import make_extractor
+from hippo_neo4j.graph import projection
+from hippo_neo4j.models import IndexReport, PassageIn
+from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
+from hippo_neo4j.retrieve.hipporag2 import ppr2_parameters
+from hippo_neo4j.runtime import server
+from hippo_neo4j.text import normalize_phrase
 
 MUSIQUE = "musique_train"
 WIKI = "2wikimultihopqa"
@@ -62,112 +63,6 @@ def default_datasets_dir() -> Path:
 # ------------------------------------------------------------------------------------ in-process baseline
 
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-
-
-@dataclass
-class InProcess:
-    """The three retrieval modes in-process over one namespace's graph, read back from Neo4j."""
-
-    ref: ReferenceGraph
-    encoder: Encoder
-    phrase_vectors: np.ndarray  # rows aligned with ref.phrases (NaN rows: unusable embeddings)
-    passage_vectors: np.ndarray  # rows aligned with ref.passages
-    bm25_weights: sp.csc_matrix  # passages x terms
-    vocabulary: dict[str, int]
-    min_mass: float = 0.0  # the same cut as HippoConfig.ppr_min_mass
-
-    @classmethod
-    def load(cls, memory: HippoRAG) -> "InProcess":
-        ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace, hipporag2=True)
-        dim = memory.encoder.dimension
-
-        def vectors(records: Sequence[Any], order: dict[str, int]) -> np.ndarray:
-            out = np.full((len(order), dim), np.nan, dtype=np.float32)
-            for r in records:
-                if r["e"] is not None:
-                    out[order[r["key"]]] = r["e"]
-            return out
-
-        passage_order = {p: i for i, p in enumerate(ref.passages)}
-        passages = memory._run("passage_embeddings")
-        texts = {r["key"]: f"{r['title'] or ''} {r['text'] or ''}" for r in passages}
-        weights, vocab = _bm25_matrix([texts[p] for p in ref.passages])
-        return cls(
-            ref, memory.encoder, vectors(memory._run("phrase_embeddings"), ref.phrase_index),
-            vectors(passages, passage_order),
-            weights, vocab, memory.config.ppr_min_mass,
-        )
-
-    def _top(self, scores: np.ndarray, top_k: int, positive: bool = False) -> list[tuple[str, float]]:
-        k = min(top_k, len(scores))
-        if k == 0:
-            return []
-        part = np.argpartition(-scores, k - 1)[:k]
-        order = part[np.argsort(-scores[part], kind="stable")]
-        return [(self.ref.passages[i], float(scores[i])) for i in order if not positive or scores[i] > 0]
-
-    def link(self, entities: Sequence[str]) -> list[str]:
-        names = list(dict.fromkeys(normalize_phrase(e) for e in entities if normalize_phrase(e)))
-        if not names:
-            return []
-        sims = np.nan_to_num(self.phrase_vectors, nan=0.0) @ self.encoder.encode(names).T
-        return [self.ref.phrases[i] for i in np.argmax(sims, axis=0)]
-
-    def hipporag1(self, entities: Sequence[str], damping: float, top_k: int, tol: float, max_iter: int) -> list[tuple[str, float]]:
-        linked = self.link(entities)
-        if not linked:
-            return self.dense(" ".join(entities), top_k)
-        seeds = self.ref.seed_weights(linked)
-        mass = self.ref.ppr(seeds, damping, tol=tol, max_iter=max_iter)
-        mass = np.where(mass > self.min_mass, mass, 0.0)
-        return self._top(self.ref.mentions.T @ mass, top_k, positive=True)
-
-    def hipporag2(self, text: str, config: Any, top_k: int) -> list[tuple[str, float]]:
-        found = self.ref.hipporag2(
-            self.encoder.encode([text])[0], fact_top_k=config.fact_top_k, top_phrases=config.link_top_phrases,
-            passage_weight=config.passage_node_weight, damping=config.damping, top_k=top_k,
-            tol=config.ppr_tolerance, max_iter=config.ppr_max_iterations,
-        )
-        return found["passages"]
-
-    def dense(self, text: str, top_k: int) -> list[tuple[str, float]]:
-        vector = self.encoder.encode([text])[0]
-        return self._top(np.nan_to_num(self.passage_vectors, nan=-1.0) @ vector, top_k)
-
-    def bm25(self, text: str, top_k: int) -> list[tuple[str, float]]:
-        terms = [self.vocabulary[t] for t in dict.fromkeys(_TOKEN.findall(text.lower())) if t in self.vocabulary]
-        if not terms:
-            return []
-        scores = np.asarray(self.bm25_weights[:, terms].sum(axis=1)).ravel()
-        return self._top(scores, top_k)
-
-
-def _bm25_matrix(texts: Sequence[str], k1: float = 1.2, b: float = 0.75) -> tuple[sp.csc_matrix, dict[str, int]]:
-    """Per (passage, term) BM25 weights (Lucene's defaults); a query's score is the sum over its terms."""
-    vocab: dict[str, int] = {}
-    rows, cols, vals, lengths = [], [], [], []
-    for i, text in enumerate(texts):
-        tokens = _TOKEN.findall(text.lower())
-        lengths.append(len(tokens))
-        counts: dict[int, int] = {}
-        for t in tokens:
-            j = vocab.setdefault(t, len(vocab))
-            counts[j] = counts.get(j, 0) + 1
-        rows += [i] * len(counts)
-        cols += list(counts)
-        vals += list(counts.values())
-    tf = sp.csr_matrix((np.asarray(vals, dtype=float), (rows, cols)), shape=(len(texts), len(vocab)))
-    n = len(texts)
-    df = np.bincount(cols, minlength=len(vocab)).astype(float)
-    idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
-    dl = np.asarray(lengths, dtype=float)
-    norm = k1 * (1 - b + b * dl / max(dl.mean(), 1e-9))
-    coo = tf.tocoo()
-    weight = idf[coo.col] * coo.data * (k1 + 1) / (coo.data + norm[coo.row])
-    return sp.csc_matrix((weight, (coo.row, coo.col)), shape=tf.shape), vocab
-
-
 # ---------------------------------------------------------------------------------------------- timing
 
 
@@ -178,7 +73,7 @@ def _timed(fn: Callable[[], Any]) -> float:
 
 
 def _stats(samples: Sequence[float]) -> dict[str, float | None]:
-    return {"p50": _percentile(samples, 50), "p95": _percentile(samples, 95)}
+    return {"p50": percentile(samples, 50), "p95": percentile(samples, 95)}
 
 
 @dataclass
@@ -210,7 +105,7 @@ def measure_latency(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 
             local_fn(q)
         remote = [_timed(lambda q=q: neo4j_fn(q)) for q in queries]
         local = [_timed(lambda q=q: local_fn(q)) for q in queries]
-        out[mode] = _stats(remote) | {"inprocess_p50": _percentile(local, 50), "inprocess_p95": _percentile(local, 95)}
+        out[mode] = _stats(remote) | {"inprocess_p50": percentile(local, 50), "inprocess_p95": percentile(local, 95)}
     return out
 
 
@@ -231,11 +126,11 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         steps["projection_check"].append(
             _timed(lambda: graph.append(projection.ensure(memory.driver, memory.database, memory.namespace)))
         )
-        params = memory.ppr_parameters(seeds, top_k) | {"graph": graph[0].name}
-        steps["ppr"].append(_timed(lambda: memory._run("bench_ppr_only", **params)))
-        steps["ppr_and_aggregate"].append(_timed(lambda: memory._run("ppr_passages", **params)))
+        params = ppr_parameters(memory.config, seeds, top_k) | {"graph": graph[0].name}
+        steps["ppr"].append(_timed(lambda: memory.store.run("bench_ppr_only", **params)))
+        steps["ppr_and_aggregate"].append(_timed(lambda: memory.store.run("ppr_passages", **params)))
         steps["total"].append(_timed(lambda: memory.query(q.text, top_k=top_k, entities=q.entities)))
-    result = {k: _percentile(v, 50) for k, v in steps.items()}
+    result = {k: percentile(v, 50) for k, v in steps.items()}
     if result["link"] is not None and result["encode"] is not None:
         result["link_without_encode"] = result["link"] - result["encode"]
     if result["ppr_and_aggregate"] is not None and result["ppr"] is not None:
@@ -249,12 +144,13 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         k: [] for k in ("encode", "facts", "dense_top_n", "projection_check", "ppr_passages", "total")
     }
     cfg = memory.config
+    retriever = memory.retriever("hipporag2")
     for q in queries:
         vector: list[Any] = []
         steps["encode"].append(_timed(lambda: vector.append(memory.encoder.encode([q.text])[0])))
         facts: list[Any] = []
         steps["facts"].append(_timed(lambda: facts.extend(memory.link_facts(vector[0]))))
-        seeds = memory.fact_seeds(facts)
+        seeds = retriever.fact_seeds(facts, cfg)
         if not seeds:
             continue
         graph: list[Any] = []
@@ -263,11 +159,11 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         ))
         rows: list[Any] = []
         if cfg.passage_seed_top_n:  # seeds from the top-N dense passages: one more round trip
-            steps["dense_top_n"].append(_timed(lambda: rows.append(memory._passage_seed_rows(q.text, vector[0]))))
-        params = memory.ppr2_parameters(seeds, top_k, vector[0], rows[0] if rows else None) | {"graph": graph[0].name}
-        steps["ppr_passages"].append(_timed(lambda: memory._run("ppr2_passages", **params)))
+            steps["dense_top_n"].append(_timed(lambda: rows.append(retriever.passage_seed_rows(q.text, vector[0], cfg))))
+        params = ppr2_parameters(cfg, seeds, top_k, vector[0], rows[0] if rows else None) | {"graph": graph[0].name}
+        steps["ppr_passages"].append(_timed(lambda: memory.store.run("ppr2_passages", **params)))
         steps["total"].append(_timed(lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False)))
-    return {k: _percentile(v, 50) for k, v in steps.items()}
+    return {k: percentile(v, 50) for k, v in steps.items()}
 
 
 # -------------------------------------------------------------------------------------------- indexing
@@ -321,7 +217,7 @@ def server_rss_mb(settings: ConnectionSettings) -> float | None:
 
 def projection_mb(memory: HippoRAG, kind: str = "phrase") -> dict[str, Any]:
     graph = projection.ensure(memory.driver, memory.database, memory.namespace, kind)
-    rec = memory._run("projection_size", graph=graph.name)[0]
+    rec = memory.store.run("projection_size", graph=graph.name)[0]
     return {
         "mb": rec["sizeInBytes"] / 2**20 if rec["sizeInBytes"] and rec["sizeInBytes"] > 0 else None,
         "memory_usage": rec["memoryUsage"],
@@ -356,8 +252,6 @@ def run(
 ) -> dict[str, Any]:
     """Every benchmark of issue 5, in namespaces ``bench-<dataset>`` (rebuilt from scratch, dropped after
     unless ``keep``)."""
-    from .extract import make_extractor
-
     extractor = make_extractor("offline")
     result: dict[str, Any] = {
         "latency_ms": {}, "index": {}, "add_one_ms": {str(s): None for s in sizes},
@@ -388,8 +282,6 @@ def run(
         if only in ("all", "2wiki"):
             memory = HippoRAG(connection, namespace=f"bench-{WIKI}", driver=driver, extractor=extractor)
             made.append(memory)
-            from .core import load_corpus
-
             corpus = [p for p in load_corpus(datasets / WIKI / "corpus.json") if p.text.strip()]
             corpus = list({p.passage_id: p for p in corpus}.values())
             say(f"offline extraction of {len(corpus)} {WIKI} passages (cached after the first run)")
@@ -465,3 +357,27 @@ def bench_table(result: dict[str, Any]) -> str:
     for dataset, prof in (result.get("profile_hipporag2_ms") or {}).items():
         lines.append(f"hipporag2 step medians on {dataset} (ms): " + ", ".join(f"{k} {_fmt(v)}" for k, v in prof.items()))
     return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", dest="json_out", default="bench/out/bench.json", help="write the figures here")
+    parser.add_argument("--datasets", default=None, help="folder holding musique_train/ and 2wikimultihopqa/")
+    parser.add_argument("--queries", type=int, default=100, help="queries per dataset and mode")
+    parser.add_argument("--only", choices=["all", "musique", "2wiki"], default="all")
+    parser.add_argument("--keep", action="store_true", help="keep the bench-* namespaces afterwards")
+    args = parser.parse_args(argv)
+    root = Path(args.datasets) if args.datasets else default_datasets_dir()
+    say = lambda m: print(m, flush=True)  # noqa: E731
+    result = run(ConnectionSettings.from_env(), root, queries=args.queries, only=args.only, keep=args.keep, say=say)
+    out = Path(args.json_out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    print(bench_table(result) + f"\n\nwrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -14,11 +14,18 @@ biases as given) and passages rank by their own PPR mass.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from neo4j import Driver
+
+from ..text import normalize_phrase
+
+if TYPE_CHECKING:
+    from ..memory import HippoRAG
 
 
 @dataclass
@@ -196,3 +203,112 @@ class ReferenceGraph:
 def _unit(rows: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(rows, axis=1, keepdims=True) if rows.size else np.ones((len(rows), 1))
     return np.divide(rows, norms, out=np.full_like(rows, np.nan), where=norms > 0)
+
+
+# ------------------------------------------------------------------------------------ in-process baseline
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass
+class InProcess:
+    """The three retrieval modes in-process over one namespace's graph, read back from Neo4j."""
+
+    ref: ReferenceGraph
+    encoder: Any
+    phrase_vectors: np.ndarray  # rows aligned with ref.phrases (NaN rows: unusable embeddings)
+    passage_vectors: np.ndarray  # rows aligned with ref.passages
+    bm25_weights: sp.csc_matrix  # passages x terms
+    vocabulary: dict[str, int]
+    min_mass: float = 0.0  # the same cut as HippoConfig.ppr_min_mass
+
+    @classmethod
+    def load(cls, memory: "HippoRAG") -> "InProcess":
+        ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace, hipporag2=True)
+        dim = memory.encoder.dimension
+
+        def vectors(records: Sequence[Any], order: dict[str, int]) -> np.ndarray:
+            out = np.full((len(order), dim), np.nan, dtype=np.float32)
+            for r in records:
+                if r["e"] is not None:
+                    out[order[r["key"]]] = r["e"]
+            return out
+
+        passage_order = {p: i for i, p in enumerate(ref.passages)}
+        passages = memory.store.run("passage_embeddings")
+        texts = {r["key"]: f"{r['title'] or ''} {r['text'] or ''}" for r in passages}
+        weights, vocab = _bm25_matrix([texts[p] for p in ref.passages])
+        return cls(
+            ref, memory.encoder, vectors(memory.store.run("phrase_embeddings"), ref.phrase_index),
+            vectors(passages, passage_order),
+            weights, vocab, memory.config.ppr_min_mass,
+        )
+
+    def _top(self, scores: np.ndarray, top_k: int, positive: bool = False) -> list[tuple[str, float]]:
+        k = min(top_k, len(scores))
+        if k == 0:
+            return []
+        part = np.argpartition(-scores, k - 1)[:k]
+        order = part[np.argsort(-scores[part], kind="stable")]
+        return [(self.ref.passages[i], float(scores[i])) for i in order if not positive or scores[i] > 0]
+
+    def link(self, entities: Sequence[str]) -> list[str]:
+        names = list(dict.fromkeys(normalize_phrase(e) for e in entities if normalize_phrase(e)))
+        if not names:
+            return []
+        sims = np.nan_to_num(self.phrase_vectors, nan=0.0) @ self.encoder.encode(names).T
+        return [self.ref.phrases[i] for i in np.argmax(sims, axis=0)]
+
+    def hipporag1(self, entities: Sequence[str], damping: float, top_k: int, tol: float, max_iter: int) -> list[tuple[str, float]]:
+        linked = self.link(entities)
+        if not linked:
+            return self.dense(" ".join(entities), top_k)
+        seeds = self.ref.seed_weights(linked)
+        mass = self.ref.ppr(seeds, damping, tol=tol, max_iter=max_iter)
+        mass = np.where(mass > self.min_mass, mass, 0.0)
+        return self._top(self.ref.mentions.T @ mass, top_k, positive=True)
+
+    def hipporag2(self, text: str, config: Any, top_k: int) -> list[tuple[str, float]]:
+        found = self.ref.hipporag2(
+            self.encoder.encode([text])[0], fact_top_k=config.fact_top_k, top_phrases=config.link_top_phrases,
+            passage_weight=config.passage_node_weight, damping=config.damping, top_k=top_k,
+            tol=config.ppr_tolerance, max_iter=config.ppr_max_iterations,
+        )
+        return found["passages"]
+
+    def dense(self, text: str, top_k: int) -> list[tuple[str, float]]:
+        vector = self.encoder.encode([text])[0]
+        return self._top(np.nan_to_num(self.passage_vectors, nan=-1.0) @ vector, top_k)
+
+    def bm25(self, text: str, top_k: int) -> list[tuple[str, float]]:
+        terms = [self.vocabulary[t] for t in dict.fromkeys(_TOKEN.findall(text.lower())) if t in self.vocabulary]
+        if not terms:
+            return []
+        scores = np.asarray(self.bm25_weights[:, terms].sum(axis=1)).ravel()
+        return self._top(scores, top_k)
+
+
+def _bm25_matrix(texts: Sequence[str], k1: float = 1.2, b: float = 0.75) -> tuple[sp.csc_matrix, dict[str, int]]:
+    """Per (passage, term) BM25 weights (Lucene's defaults); a query's score is the sum over its terms."""
+    vocab: dict[str, int] = {}
+    rows, cols, vals, lengths = [], [], [], []
+    for i, text in enumerate(texts):
+        tokens = _TOKEN.findall(text.lower())
+        lengths.append(len(tokens))
+        counts: dict[int, int] = {}
+        for t in tokens:
+            j = vocab.setdefault(t, len(vocab))
+            counts[j] = counts.get(j, 0) + 1
+        rows += [i] * len(counts)
+        cols += list(counts)
+        vals += list(counts.values())
+    tf = sp.csr_matrix((np.asarray(vals, dtype=float), (rows, cols)), shape=(len(texts), len(vocab)))
+    n = len(texts)
+    df = np.bincount(cols, minlength=len(vocab)).astype(float)
+    idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
+    dl = np.asarray(lengths, dtype=float)
+    norm = k1 * (1 - b + b * dl / max(dl.mean(), 1e-9))
+    coo = tf.tocoo()
+    weight = idf[coo.col] * coo.data * (k1 + 1) / (coo.data + norm[coo.row])
+    return sp.csc_matrix((weight, (coo.row, coo.col)), shape=tf.shape), vocab

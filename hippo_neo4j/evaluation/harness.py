@@ -1,11 +1,6 @@
-"""The recall harness: load a multi-hop QA dataset, index its corpus (or reuse an index of the same corpus),
-run retrieval modes, and score Recall@k and all-recall AR@k (DESIGN.md §1).
-
-A dataset directory is laid out like the HippoRAG release's ``musique_train/`` (``questions.json`` with
-``paragraphs[].paragraph_text``, ``corpus.json``, an optional ``openie_*.json`` whose extraction is imported
-instead of running an extractor) or like ``sample/`` (``paragraphs[].text``). Gold passages are the
-paragraphs with ``is_supporting: true``; their ids are computed exactly as the indexer computes a corpus
-entry's id (``PassageIn.passage_id``), so they match the indexed passages.
+"""The recall harness behind ``hippo eval``: index a dataset's corpus (or reuse an index of the same corpus),
+run retrieval modes (names of :data:`~hippo_neo4j.retrieve.MODES`), score them, diagnose hipporag1 and sweep
+its two hyperparameters.
 
     dataset = load_dataset("../shared/datasets/musique_train")
     with HippoRAG(namespace=default_namespace(dataset)) as memory:
@@ -19,190 +14,30 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .core import MODES, HippoConfig, HippoRAG, IndexReport, as_passage, load_openie
-from .encoder import Encoder
-from .errors import ConfigError, HippoError
-from .models import PassageIn, content_hash
+from ..config import HippoConfig
+from ..encoder import Encoder
+from ..errors import ConfigError, HippoError
+from ..memory import HippoRAG
+from ..models import IndexReport, PassageIn
+from ..retrieve import EVAL_DEFAULT, MODES
+from .datasets import Dataset, Question
+from .metrics import RECALL_KS, percentile, recall_at, short, summarize
 
 log = logging.getLogger(__name__)
 
-RECALL_KS: tuple[int, ...] = (1, 2, 5, 10)
-ALL_RECALL_KS: tuple[int, ...] = (2, 5)
 SWEEP_TAUS: tuple[float, ...] = (0.8, 0.85, 0.9)
 SWEEP_DAMPINGS: tuple[float, ...] = (0.3, 0.5, 0.7)
-_DEFAULT_TAU = HippoConfig().synonym_threshold
-
-# What ``hippo eval`` can run: a retrieval mode with config overrides. Ablations of hipporag2 (issue 7):
-# without passage nodes (phrase-only walk, hipporag1's aggregation) and with query-to-phrase linking.
-VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
-    "hipporag2": ("hipporag2", {}),
-    "hipporag1": ("hipporag1", {}),
-    "hybrid-0.3": ("hybrid", {"hybrid_lambda": 0.3}),
-    "hybrid-0.5": ("hybrid", {"hybrid_lambda": 0.5}),
-    "hybrid-0.7": ("hybrid", {"hybrid_lambda": 0.7}),
-    "dense": ("dense", {}),
-    "bm25": ("bm25", {}),
-    "hipporag2-no-passage-nodes": ("hipporag2", {"passage_nodes": False}),
-    "hipporag2-entity-linking": ("hipporag2", {"linking": "entity"}),
-}
-for _mode in MODES:
-    VARIANTS.setdefault(_mode, (_mode, {}))
-DEFAULT_VARIANTS: tuple[str, ...] = tuple(v for v in VARIANTS if v != "hybrid")
 
 
-def uses_entities(variant: str) -> bool:
-    """Whether a variant links query entities (and so needs them extracted beforehand)."""
-    mode, overrides = VARIANTS[variant]
-    return mode in ("hipporag1", "hybrid") or overrides.get("linking") == "entity"
-
-
-# ------------------------------------------------------------------------------------------------ data
-
-
-@dataclass(frozen=True)
-class Question:
-    id: str
-    question: str
-    gold: tuple[str, ...]  # passage ids
-
-
-@dataclass
-class Dataset:
-    name: str
-    root: Path
-    passages: list[PassageIn]
-    questions: list[Question]
-    openie: Path | None = None
-    unmatched_gold: list[tuple[str, str]] = field(default_factory=list)  # (question id, paragraph title)
-
-    def subset(self, n: int | None) -> "Dataset":
-        """The first ``n`` questions (all passages)."""
-        if n is None:
-            return self
-        return Dataset(self.name, self.root, self.passages, self.questions[:n], self.openie, self.unmatched_gold)
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise HippoError(f"Cannot read {path}: {exc}") from None
-
-
-def find_openie(root: Path) -> Path | None:
-    """The dataset's OpenIE file (``openie_*.json``), if it has one."""
-    found = sorted(root.glob("openie_*.json"))
-    if len(found) > 1:
-        log.warning("%s has several OpenIE files; using %s", root, found[0].name)
-    return found[0] if found else None
-
-
-def load_dataset(path: str | Path, *, use_openie: bool = True) -> Dataset:
-    """Corpus (with the OpenIE file's extraction attached where it has the passage) and questions."""
-    root = Path(path)
-    if not root.is_dir():
-        raise HippoError(f"{root} is not a dataset directory (expected questions.json and corpus.json).")
-    corpus_file, questions_file = root / "corpus.json", root / "questions.json"
-    for f in (corpus_file, questions_file):
-        if not f.is_file():
-            raise HippoError(f"{root} has no {f.name}.")
-    raw_corpus = _read_json(corpus_file)
-    if not isinstance(raw_corpus, list):
-        raise HippoError(f"{corpus_file}: a corpus is a JSON list of {{\"title\", \"text\"}} objects.")
-    passages = [as_passage(d) for d in raw_corpus if isinstance(d, (dict, str))]
-
-    openie = find_openie(root) if use_openie else None
-    if openie is not None:
-        extraction = {p.hash: p.extraction for p in load_openie(openie)}
-        passages = [p.model_copy(update={"extraction": extraction.get(p.hash)}) for p in passages]
-        missing = sum(p.extraction is None for p in passages)
-        if missing:
-            log.warning("%s lacks %d corpus passages; the extractor will process them", openie.name, missing)
-
-    by_hash = {p.hash: p.passage_id for p in passages}
-    raw_questions = _read_json(questions_file)
-    if not isinstance(raw_questions, list):
-        raise HippoError(f"{questions_file}: expected a JSON list of questions.")
-    questions, unmatched = [], []
-    for n, q in enumerate(raw_questions):
-        if not isinstance(q, dict) or not isinstance(q.get("question"), str):
-            continue
-        qid = str(q.get("id", n))
-        gold: list[str] = []
-        for para in q.get("paragraphs") or []:
-            if not isinstance(para, dict) or not para.get("is_supporting"):
-                continue
-            title = para.get("title") or ""
-            text = para.get("paragraph_text", para.get("text")) or ""
-            pid = by_hash.get(content_hash(title, text))
-            if pid is None:
-                unmatched.append((qid, title))
-            elif pid not in gold:
-                gold.append(pid)
-        questions.append(Question(qid, q["question"], tuple(gold)))
-    if unmatched:
-        log.warning("%d gold paragraphs match no corpus passage (they count as misses)", len(unmatched))
-    return Dataset(root.name, root, passages, questions, openie, unmatched)
-
-
-def default_namespace(dataset: Dataset | str, synonym_threshold: float = _DEFAULT_TAU) -> str:
-    """``eval-<dataset dir>``, with ``-tau<τ>`` when τ is not the default (τ shapes the index)."""
-    name = dataset.name if isinstance(dataset, Dataset) else str(dataset)
-    base = "eval-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
-    return tau_namespace(base, synonym_threshold)
-
-
-def tau_namespace(base: str, synonym_threshold: float) -> str:
-    return base if synonym_threshold == _DEFAULT_TAU else f"{base}-tau{synonym_threshold:g}"
-
-
-# --------------------------------------------------------------------------------------------- metrics
-
-
-def recall_at(retrieved: Sequence[str], gold: Iterable[str], k: int) -> float:
-    """|gold ∩ top-k| / |gold| (0 for a question without gold passages)."""
-    gold_set = set(gold)
-    if not gold_set:
-        return 0.0
-    return len(gold_set & set(retrieved[:k])) / len(gold_set)
-
-
-def all_recall_at(retrieved: Sequence[str], gold: Iterable[str], k: int) -> float:
-    """1.0 if every gold passage is in the top-k, else 0.0."""
-    gold_set = set(gold)
-    return float(bool(gold_set) and gold_set <= set(retrieved[:k]))
-
-
-def metric_names(ks: Sequence[int] = RECALL_KS, all_ks: Sequence[int] = ALL_RECALL_KS) -> list[str]:
-    return [f"recall@{k}" for k in ks] + [f"all_recall@{k}" for k in all_ks]
-
-
-def summarize(
-    rankings: Sequence[Sequence[str]],
-    golds: Sequence[Iterable[str]],
-    ks: Sequence[int] = RECALL_KS,
-    all_ks: Sequence[int] = ALL_RECALL_KS,
-) -> dict[str, float]:
-    """Recall@k and AR@k averaged over questions (``rankings[i]`` is question i's retrieved ids, best first)."""
-    if len(rankings) != len(golds):
-        raise ValueError("one ranking per question")
-    n = len(rankings)
-    out: dict[str, float] = {}
-    for k in ks:
-        out[f"recall@{k}"] = sum(recall_at(r, g, k) for r, g in zip(rankings, golds)) / n if n else 0.0
-    for k in all_ks:
-        out[f"all_recall@{k}"] = sum(all_recall_at(r, g, k) for r, g in zip(rankings, golds)) / n if n else 0.0
-    return out
-
-
-# -------------------------------------------------------------------------------------------- indexing
+def uses_entities(mode: str, config: HippoConfig | None = None) -> bool:
+    """Whether a mode links query entities (and so needs them extracted beforehand)."""
+    preset = MODES[mode]
+    return preset.retriever.needs_entities(preset.config(config or HippoConfig()))
 
 
 def corpus_fingerprint(passages: Sequence[PassageIn], *, encoder: str, synonym_threshold: float, extractor: str | None) -> str:
@@ -253,12 +88,12 @@ def ensure_index(
     fp = corpus_fingerprint(
         passages, encoder=memory.encoder.name, synonym_threshold=memory.config.synonym_threshold, extractor=extractor
     )
-    state = memory._run("eval_index_get")[0]
+    state = memory.store.run("eval_index_get")[0]
     if state["fingerprint"] == fp and state["complete"] and state["recorded_version"] == state["version"] and not reindex:
         say(f"namespace {memory.namespace!r} already holds this corpus ({state['passages']} passages): reusing it")
         if not memory.facts_complete():  # indexed before Fact nodes existed
             say(f"deriving fact nodes from the relation provenance: {memory.rebuild_facts()}")
-            memory._run("eval_index_set", fingerprint=fp, complete=True, report=state["report"])
+            memory.store.run("eval_index_set", fingerprint=fp, complete=True, report=state["report"])
         report = json.loads(state["report"]) if state["report"] else None
         return IndexOutcome(memory.namespace, fp, True, report)
     if state["fingerprint"] != fp and (state["passages"] or state["phrases"]):
@@ -272,7 +107,7 @@ def ensure_index(
     elif reindex and (state["passages"] or state["phrases"]):
         say(f"dropping namespace {memory.namespace!r} to rebuild it")
         memory.drop_namespace()
-    memory._run("eval_index_set", fingerprint=fp, complete=False, report=None)
+    memory.store.run("eval_index_set", fingerprint=fp, complete=False, report=None)
     say(f"indexing {len(passages)} passages into namespace {memory.namespace!r}")
     report: IndexReport = memory.index(passages, progress=progress)
     stats = memory.stats()
@@ -282,7 +117,7 @@ def ensure_index(
             memory.namespace, stats["passages"], len(passages), len(report.extraction_failures),
         )
     data = report.model_dump()
-    memory._run("eval_index_set", fingerprint=fp, complete=not report.extraction_failures, report=json.dumps(data))
+    memory.store.run("eval_index_set", fingerprint=fp, complete=not report.extraction_failures, report=json.dumps(data))
     return IndexOutcome(memory.namespace, fp, False, data)
 
 
@@ -311,10 +146,10 @@ class ReusingEncoder(Encoder):
         if memory.encoder.name != self.name:
             return 0
         before = len(self.known)
-        for r in memory._run("phrase_embeddings"):
+        for r in memory.store.run("phrase_embeddings"):
             if r["e"] is not None:
                 self.known[r["key"]] = np.asarray(r["e"], dtype=np.float32)
-        for r in memory._run("passage_embeddings"):
+        for r in memory.store.run("passage_embeddings"):
             if r["e"] is not None:
                 text = f"{r['title']}\n{r['text']}" if r["title"] else r["text"]
                 self.known[text] = np.asarray(r["e"], dtype=np.float32)
@@ -329,9 +164,6 @@ class ReusingEncoder(Encoder):
         if not texts:
             return self.base.encode([])
         return np.stack([self.known[t] for t in texts])
-
-
-# ---------------------------------------------------------------------------------------------- running
 
 
 ENTITY_SOURCES = ("extractor", "named", "named-else-extractor", "gold")
@@ -355,12 +187,12 @@ def diagnostic_entities(
 
     ``min_link_cosine`` then drops entities whose best phrase is less similar than that.
     """
-    from .text import normalize_phrase
+    from ..text import normalize_phrase
 
     if source == "extractor":
         found = query_entities(memory, dataset.questions)
     elif source in ("named", "named-else-extractor"):
-        from .extract.offline import OfflineExtractor
+        from ..extract.offline import OfflineExtractor
 
         nlp = OfflineExtractor().nlp
         found = {
@@ -393,13 +225,13 @@ def evaluate(
     memory: HippoRAG,
     dataset: Dataset,
     *,
-    modes: Sequence[str] = DEFAULT_VARIANTS,
+    modes: Sequence[str] = EVAL_DEFAULT,
     top_k: int = 10,
     entities: dict[str, list[str]] | None = None,
     progress: Callable[[str, int], None] | None = None,
     use_filter: bool = True,
 ) -> dict[str, Any]:
-    """Run every mode (a name of :data:`VARIANTS`) on every question: ``{"summary": {mode: metrics},
+    """Run every mode (a name of :data:`~hippo_neo4j.retrieve.MODES`) on every question: ``{"summary": {mode: metrics},
     "questions": [...]}``.
 
     Each question's entry per mode holds ``entities``, ``seeds`` ([phrase, weight]) and ``retrieved``
@@ -408,46 +240,39 @@ def evaluate(
     Recall@10 is always defined.
     """
     for mode in modes:
-        if mode not in VARIANTS:
-            raise ConfigError(f"Unknown mode {mode!r}; choose among {', '.join(VARIANTS)}.")
+        MODES[mode]  # an unknown name is a ConfigError that lists the modes
     depth = max(top_k, max(RECALL_KS))
     ks = sorted(set(RECALL_KS) | {top_k})
-    if entities is None and any(uses_entities(m) for m in modes):
+    if entities is None and any(uses_entities(m, memory.config) for m in modes):
         entities = query_entities(memory, dataset.questions)
     records: list[dict[str, Any]] = []
     rankings: dict[str, list[list[str]]] = {m: [] for m in modes}
     latencies: dict[str, list[float]] = {m: [] for m in modes}
     fallbacks: dict[str, int] = {m: 0 for m in modes}
-    base = memory.config
-    configs = {m: base.model_copy(update=VARIANTS[m][1]) for m in modes}
-    try:
-        for n, q in enumerate(dataset.questions):
-            entry: dict[str, Any] = {"id": q.id, "question": q.question, "gold": list(q.gold)}
-            for variant in modes:
-                mode = VARIANTS[variant][0]
-                memory.config = configs[variant]
-                ents = (entities or {}).get(q.id, []) if uses_entities(variant) else None
-                result = memory.query(q.question, mode=mode, top_k=depth, entities=ents, filter=use_filter)
-                retrieved = [[p.id, p.score] for p in result.passages]
-                entry[variant] = {
-                    "entities": list(result.entities),
-                    "seeds": [[phrase, weight] for phrase, weight in dict(result.seeds).items()],
-                    "retrieved": retrieved,
-                    "fell_back": result.fell_back,
-                }
-                if result.linked:
-                    entry[variant]["linked"] = [[l.entity, l.phrase, l.similarity, l.passages] for l in result.linked]
-                if mode == "hipporag2":
-                    entry[variant]["facts"] = [[*f.triple, f.score, f.kept] for f in result.facts]
-                    entry[variant]["passage_seeds"] = [[s.node, s.weight] for s in result.passage_seeds]
-                rankings[variant].append([pid for pid, _ in retrieved])
-                latencies[variant].append(result.elapsed_ms)
-                fallbacks[variant] += result.fell_back
-            records.append(entry)
-            if progress:
-                progress(q.id, n + 1)
-    finally:
-        memory.config = base
+    linking = {m: uses_entities(m, memory.config) for m in modes}
+    for n, q in enumerate(dataset.questions):
+        entry: dict[str, Any] = {"id": q.id, "question": q.question, "gold": list(q.gold)}
+        for variant in modes:
+            ents = (entities or {}).get(q.id, []) if linking[variant] else None
+            result = memory.query(q.question, mode=variant, top_k=depth, entities=ents, filter=use_filter)
+            retrieved = [[p.id, p.score] for p in result.passages]
+            entry[variant] = {
+                "entities": list(result.entities),
+                "seeds": [[phrase, weight] for phrase, weight in dict(result.seeds).items()],
+                "retrieved": retrieved,
+                "fell_back": result.fell_back,
+            }
+            if result.linked:
+                entry[variant]["linked"] = [[l.entity, l.phrase, l.similarity, l.passages] for l in result.linked]
+            if MODES[variant].retriever.name == "hipporag2":
+                entry[variant]["facts"] = [[*f.triple, f.score, f.kept] for f in result.facts]
+                entry[variant]["passage_seeds"] = [[s.node, s.weight] for s in result.passage_seeds]
+            rankings[variant].append([pid for pid, _ in retrieved])
+            latencies[variant].append(result.elapsed_ms)
+            fallbacks[variant] += result.fell_back
+        records.append(entry)
+        if progress:
+            progress(q.id, n + 1)
     golds = [q.gold for q in dataset.questions]
     summary = {m: summarize(rankings[m], golds, ks=ks) for m in modes}
     return {
@@ -456,7 +281,7 @@ def evaluate(
         "diagnostics": {
             m: {
                 "fell_back": fallbacks[m],
-                "latency_ms_p50": _percentile(latencies[m], 50),
+                "latency_ms_p50": percentile(latencies[m], 50),
                 "questions": len(dataset.questions),
             }
             for m in modes
@@ -468,7 +293,7 @@ def diagnose(result: dict[str, Any], dataset: Dataset, baseline: str = "dense", 
     """Why hipporag1 wins or loses: fallbacks, how well query entities link (cosine of the top-1 phrase),
     whether the seeds are phrases of the gold passages (from the supplied extraction), and per-question
     wins/losses against ``baseline`` at Recall@k."""
-    from .text import normalize_phrase
+    from ..text import normalize_phrase
 
     phrases_of: dict[str, set[str]] = {}
     for p in dataset.passages:
@@ -506,7 +331,7 @@ def diagnose(result: dict[str, Any], dataset: Dataset, baseline: str = "dense", 
         "questions": len(result["questions"]),
         "entities_per_question": entities / n,
         "seeds_per_question": seeds / n,
-        "link_cosine_median": _percentile(cosines, 50),
+        "link_cosine_median": percentile(cosines, 50),
         "links_below_0.8": sum(c < 0.8 for c in cosines) / len(cosines) if cosines else None,
         "links_below_0.6": sum(c < 0.6 for c in cosines) / len(cosines) if cosines else None,
         "seeds_in_gold_passages": seeds_in_gold / seeds if seeds else None,
@@ -514,15 +339,6 @@ def diagnose(result: dict[str, Any], dataset: Dataset, baseline: str = "dense", 
         "seed_weight_on_gold_phrases": sum(seed_mass_in_gold) / n,
         **versus,
     }
-
-
-def _percentile(values: Sequence[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q / 100
-    lo, hi = int(pos), min(int(pos) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 def sweep(
@@ -557,47 +373,7 @@ def sweep(
                         "summary": result["summary"]["hipporag1"],
                     }
                 )
-                say(f"tau {tau:g} damping {damping:g}: " + _short(result["summary"]["hipporag1"]))
+                say(f"tau {tau:g} damping {damping:g}: " + short(result["summary"]["hipporag1"]))
         finally:
             memory.config = base
     return rows
-
-
-def _short(metrics: dict[str, float]) -> str:
-    return " ".join(f"{k.replace('all_recall', 'AR').replace('recall', 'R')} {v * 100:.1f}" for k, v in metrics.items())
-
-
-# --------------------------------------------------------------------------------------------- printing
-
-
-def _label(metric: str) -> str:
-    return metric.replace("all_recall@", "AR@").replace("recall@", "R@")
-
-
-def summary_table(summary: dict[str, dict[str, float]], diagnostics: dict[str, dict[str, Any]] | None = None) -> str:
-    """A markdown table: one row per mode, recall in percent."""
-    metrics = list(next(iter(summary.values())).keys()) if summary else metric_names()
-    head = ["mode"] + [_label(m) for m in metrics] + (["fell back"] if diagnostics else [])
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
-    for mode, values in summary.items():
-        cells = [mode] + [f"{values.get(m, 0.0) * 100:.1f}" for m in metrics]
-        if diagnostics:
-            d = diagnostics.get(mode, {})
-            graph = VARIANTS.get(mode, (mode, {}))[0] in ("hipporag1", "hipporag2", "hybrid")
-            cells.append(f"{d.get('fell_back', 0)}/{d.get('questions', 0)}" if graph else "-")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def sweep_table(rows: Sequence[dict[str, Any]]) -> str:
-    """A markdown table: one row per (τ, damping) cell, recall in percent."""
-    if not rows:
-        return "(no sweep)"
-    metrics = list(rows[0]["summary"].keys())
-    head = ["τ", "damping", "synonym edges"] + [_label(m) for m in metrics]
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---:"] * len(head)) + "|"]
-    for r in rows:
-        cells = [f"{r['synonym_threshold']:g}", f"{r['damping']:g}", str(r["synonym_edges"])]
-        cells += [f"{r['summary'][m] * 100:.1f}" for m in metrics]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)

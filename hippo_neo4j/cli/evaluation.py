@@ -1,7 +1,4 @@
-"""``hippo eval`` and ``hippo bench``: the recall harness and the benchmarks on the command line.
-
-Registered on the main group with ``cli.add_command(eval_cmd)`` and ``cli.add_command(bench_cmd)``.
-"""
+"""``hippo eval``: the recall harness on the command line (the benchmarks are ``make bench``, in ``bench/``)."""
 
 from __future__ import annotations
 
@@ -11,11 +8,10 @@ from typing import Any
 
 import click
 
-from .cli import connection_settings, emit
+from ..retrieve import EVAL_DEFAULT, MODES
+from .common import connection_options, connection_settings, emit
 
-from .evaluation import DEFAULT_VARIANTS, VARIANTS
-
-MODE_CHOICES = list(VARIANTS)
+MODE_CHOICES = MODES.names()
 
 
 def _say(quiet: bool = False) -> Any:
@@ -29,6 +25,7 @@ def _write_json(path: str, data: Any) -> None:
 
 
 @click.command("eval")
+@connection_options("namespace")
 @click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--mode", "modes", multiple=True, type=click.Choice(MODE_CHOICES),
               help="Retrieval mode or ablation to evaluate (repeatable) [default: all but plain 'hybrid'; "
@@ -73,10 +70,11 @@ def eval_cmd(
 ) -> None:
     """Recall@1/2/5/10 and all-recall AR@2/5 of each mode on DATASET_DIR (questions.json, corpus.json and an
     optional openie_*.json whose extraction is imported)."""
-    from . import evaluation as ev
-    from .core import HippoConfig, HippoRAG
-    from .db import connect
-    from .encoder import shared_encoder
+    from .. import evaluation as ev
+    from ..config import HippoConfig
+    from ..db import connect
+    from ..encoder import shared_encoder
+    from ..memory import HippoRAG
 
     say = _say()
     dataset = ev.load_dataset(dataset_dir, use_openie=not no_openie).subset(limit)
@@ -88,7 +86,7 @@ def eval_cmd(
     )
     base_ns = eval_ns or root_ns or ev.default_namespace(dataset, base_config.synonym_threshold)
     namespace = ev.tau_namespace(base_ns, config.synonym_threshold)
-    selected = list(dict.fromkeys(modes)) or list(DEFAULT_VARIANTS)
+    selected = list(dict.fromkeys(modes)) or list(EVAL_DEFAULT)
 
     driver = connect(settings)
     try:
@@ -98,7 +96,7 @@ def eval_cmd(
         say(f"query entities for {len(dataset.questions)} questions ...")
         entities = (
             ev.diagnostic_entities(memory, dataset, entity_source, min_link_cosine=min_link_cosine)
-            if any(ev.uses_entities(m) for m in selected) or sweep
+            if any(ev.uses_entities(m, config) for m in selected) or sweep
             else {}
         )
         say(f"evaluating {', '.join(selected)} on {len(dataset.questions)} questions ...")
@@ -155,25 +153,3 @@ def eval_cmd(
         _write_json(json_out, result)
         text.append(f"\nwrote {json_out}")
     emit(ctx, {"summary": result["summary"], "sweep": result.get("sweep")}, "\n".join(text))
-
-
-@click.command("bench")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, writable=True), default="bench/out/bench.json",
-              show_default=True, help="Write the benchmark figures to this JSON file.")
-@click.option("--datasets", "datasets_dir", type=click.Path(exists=True, file_okay=False), default=None,
-              help="Folder holding musique_train/ and 2wikimultihopqa/ [default: ../shared/datasets or $HIPPO_DATASETS].")
-@click.option("--queries", type=click.IntRange(5), default=100, show_default=True, help="Queries per dataset and mode.")
-@click.option("--only", type=click.Choice(["all", "musique", "2wiki"]), default="all", show_default=True)
-@click.option("--keep", is_flag=True, help="Keep the bench-* namespaces afterwards (default: drop them).")
-@click.pass_context
-def bench_cmd(ctx: click.Context, json_out: str, datasets_dir: str | None, queries: int, only: str, keep: bool) -> None:
-    """Latency p50/p95 per mode next to in-process scipy, indexing throughput, add-one-passage time at
-    1,000/3,000/6,000 passages, server RSS and GDS projection size."""
-    from . import bench
-
-    root = Path(datasets_dir) if datasets_dir else bench.default_datasets_dir()
-    result = bench.run(
-        connection_settings(ctx), root, queries=queries, only=only, keep=keep, say=_say()
-    )
-    _write_json(json_out, result)
-    emit(ctx, result, bench.bench_table(result) + f"\n\nwrote {json_out}")

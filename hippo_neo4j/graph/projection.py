@@ -7,6 +7,11 @@ Every write to a namespace bumps ``(:HippoNamespace {name}).version`` in the sam
 projection's name carries that version, so a query either finds the current snapshot in the GDS catalogue
 or projects it (once: concurrent callers in this process wait on a lock, and a concurrent projection by
 another process is recognised and reused). Older snapshots of the namespace are dropped afterwards.
+
+Before projecting, GDS's memory estimate for the namespace's node and relationship counts is compared with the
+server's free heap (:func:`check_memory`): a projection that cannot fit fails at once with both figures and
+the fix, instead of exhausting the heap midway. The catalogue calls (list, exists, drop) are plain Cypher, like
+everything else here; the ``graphdatascience`` client is not needed for them (see README, Graph Data Science).
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from dataclasses import dataclass
 from neo4j import Driver
 from neo4j.exceptions import ClientError
 
-from .db import cypher
+from ..db import cypher
+from ..errors import ServerError
 
 _locks: dict[tuple[str, str, str], threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -124,6 +130,7 @@ def _ensure(driver: Driver, database: str, ns: str, version: int, kind: str) -> 
         existing = _existing(driver, database, ns)
         if name in existing:
             return Projection(name, version, *existing[name], created=False)
+        check_memory(driver, database, ns, kind)
         try:
             rec = driver.execute_query(
                 cypher(KINDS[kind][1]), graph=name, ns=ns, database_=database
@@ -137,3 +144,34 @@ def _ensure(driver: Driver, database: str, ns: str, version: int, kind: str) -> 
             return Projection(name, version, 0, 0, created=False)
         drop(driver, database, ns, keep_version=version)
         return Projection(name, version, rec[0]["nodes"], rec[0]["relationships"], created=True)
+
+
+def size(driver: Driver, database: str, ns: str, kind: str = "phrase") -> tuple[int, int]:
+    """Nodes and relationships a projection of ``kind`` will hold (undirected: each edge twice)."""
+    counts = driver.execute_query(cypher("stats"), ns=ns, database_=database).records[0]
+    edges = counts["relation_edges"] + counts["synonym_edges"]
+    if kind == "passage":
+        return counts["phrases"] + counts["passages"], 2 * (edges + counts["mention_edges"])
+    return counts["phrases"], 2 * edges
+
+
+def check_memory(driver: Driver, database: str, ns: str, kind: str = "phrase", available: int | None = None) -> dict[str, int]:
+    """GDS's estimate for projecting the namespace against the server's free heap (or ``available`` bytes);
+    raises :class:`ServerError` with both figures and the fix when the estimate's lower bound does not fit."""
+    nodes, relationships = size(driver, database, ns, kind)
+    rec = driver.execute_query(
+        cypher("projection_estimate"), nodes=nodes, relationships=relationships, database_=database
+    ).records[0]
+    free = rec["availableHeap"] if available is None else available
+    figures = {"nodes": nodes, "relationships": relationships, "bytes_min": rec["bytesMin"],
+               "bytes_max": rec["bytesMax"], "available_heap": free, "max_heap": rec["maxHeap"]}
+    if free is not None and rec["bytesMin"] > free:
+        mib = lambda b: f"{b / 2**20:,.0f} MiB"  # noqa: E731
+        raise ServerError(
+            f"Projecting namespace {ns!r} for PageRank ({nodes:,} nodes, {relationships:,} relationships) needs at "
+            f"least {mib(rec['bytesMin'])} of heap by GDS's estimate, and the server has {mib(free)} free of "
+            f"{mib(rec['maxHeap'] or 0)}. Raise the server's heap (server.memory.heap.max_size; HIPPO_NEO4J_HEAP "
+            "for the local server), drop projections you no longer need (CALL gds.graph.list()), or split the "
+            "corpus into smaller namespaces."
+        )
+    return figures

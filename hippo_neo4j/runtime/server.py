@@ -26,8 +26,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable
 
-from .config import ServerSettings
-from .errors import USE_EXISTING_HINT, JavaNotFoundError, RuntimeSetupError, ServerError
+from ..config import ServerSettings
+from ..errors import USE_EXISTING_HINT, JavaNotFoundError, RuntimeSetupError, ServerError
 
 MIN_JAVA = 21
 LAUNCHER = "org.neo4j.server.startup.Neo4jCommand"
@@ -354,7 +354,7 @@ class Status:
 
 def _probe(settings: ServerSettings) -> tuple[str, str, str]:
     """(neo4j version, edition, gds version) over Bolt; raises on any failure."""
-    from .db import connect_driver
+    from ..db import connect_driver
 
     password = settings.password() if settings.auth else None
     auth = ("neo4j", password.get_secret_value()) if password else None

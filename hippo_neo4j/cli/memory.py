@@ -1,0 +1,209 @@
+"""The memory commands: index, import-openie, stats, rebuild-facts, delete, drop-namespace and demo."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .common import connection_options, connection_settings, emit, extractor_option, json_option, open_memory
+from .query import _result_text
+
+if TYPE_CHECKING:
+    from ..models import IndexReport
+
+
+def _report_text(report: "IndexReport") -> str:
+    r = report
+    lines = [
+        f"passages {r.passages}: indexed {r.indexed} (updated {r.updated}), unchanged {r.unchanged}, "
+        f"skipped {r.skipped_empty} empty and {r.skipped_duplicate_id} duplicate ids"
+        + (f", rejected {len(r.rejected)} too long: {', '.join(r.rejected[:5])}" if getattr(r, "rejected", None) else ""),
+        f"triples {r.triples} kept, {r.malformed_triples} malformed and {r.self_loop_triples} self-loops skipped; "
+        f"{r.no_triples} passages without triples (still found by dense and bm25)",
+        f"phrases {r.new_phrases} new, synonym edges {r.synonym_edges} new",
+        "time " + ", ".join(f"{k[:-2]} {v:.1f}s" for k, v in r.timings.items()),
+    ]
+    if r.extraction_failures:
+        lines.append(
+            f"extraction failed for {len(r.extraction_failures)} passages (not indexed; re-run to retry): "
+            + ", ".join(r.extraction_failures[:10])
+            + (" ..." if len(r.extraction_failures) > 10 else "")
+        )
+    return "\n".join(lines)
+
+
+def _extraction_summary(extractor: Any) -> tuple[dict[str, Any], list[str]]:
+    """Cache hits, failures and LLM usage of an extractor after a run."""
+    data: dict[str, Any] = {"extractor": getattr(extractor, "name", None)}
+    lines = [f"extractor {data['extractor']}"]
+    counts = getattr(extractor, "counts", None)
+    if counts is not None:
+        data["cache"] = {"cached": counts.cached, "new": counts.new, "failed": counts.failed}
+        data["failures"] = [dataclasses.asdict(f) for f in counts.failures]
+        lines.append(counts.summary())
+        for failure in counts.failures[:10]:
+            lines.append(f"  failed {failure.passage_id}: {failure.error}")
+    stats = getattr(getattr(extractor, "inner", extractor), "stats", None)
+    if stats is not None and hasattr(stats, "summary"):
+        data["llm"] = {
+            "calls": stats.calls,
+            "retries": stats.retries,
+            "prompt_tokens": stats.prompt_tokens,
+            "completion_tokens": stats.completion_tokens,
+            "cost_usd": round(stats.cost_usd, 6),
+        }
+        lines.append(stats.summary())
+    return data, lines
+
+
+@click.command("index")
+@connection_options()
+@click.argument("corpus", type=click.Path(exists=True))
+@extractor_option
+@click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; index nothing.")
+@json_option
+@click.pass_context
+def index_cmd(ctx: click.Context, corpus: str, extractor_kind: str, dry_run: bool, as_json: bool) -> None:
+    """Index CORPUS: a JSON list of {title, text} (optional id), or a directory of .txt/.md files.
+
+    Extractions are cached (model, prompt version, content hash): an interrupted run resumes where it
+    stopped, and re-indexing costs no LLM call. Failed passages are listed at the end and retried next run.
+    """
+    from ..corpus import load_corpus
+    from ..extract import make_extractor
+    from ..extract.factory import resolve_kind
+
+    passages = load_corpus(corpus)
+    if dry_run:
+        _dry_run(ctx, passages, resolve_kind(extractor_kind))
+        return
+    extractor = make_extractor(extractor_kind)
+    with open_memory(ctx, extractor=extractor) as memory:
+        report = memory.index(passages, progress=not as_json)
+    extraction, lines = _extraction_summary(extractor)
+    emit(ctx, report.model_dump() | {"extraction": extraction}, _report_text(report) + "\n" + "\n".join(lines))
+    if report.extraction_failures:
+        ctx.exit(2)
+
+
+def _dry_run(ctx: click.Context, passages: list[Any], kind: str) -> None:
+    from ..extract.cache import ExtractionCache
+
+    todo = [p for p in passages if p.extraction is None and p.text.strip()]
+    if kind == "offline":
+        data = {"extractor": "offline", "passages": len(todo), "calls": 0, "cost_usd": 0.0}
+        emit(ctx, data, f"{len(todo)} passages would be extracted offline (spaCy): no LLM calls, no cost.")
+        return
+    from ..extract.llm import PROMPT_VERSION, LLMSettings, estimate_cost
+
+    settings = LLMSettings.from_env()
+    with ExtractionCache() as cache:  # passages already extracted by this model and prompt cost nothing
+        hits = cache.get_many(f"llm:{settings.model}:{PROMPT_VERSION}", [p.hash for p in todo])
+    cached = len(hits)
+    todo = [p for p in todo if p.hash not in hits]
+    estimate = estimate_cost(todo, settings)
+    data = dataclasses.asdict(estimate) | {"cached": cached}
+    emit(ctx, data, estimate.summary() + (f" ({cached} passages already cached)" if cached else ""))
+
+
+@click.command("import-openie")
+@connection_options()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@json_option
+@click.pass_context
+def import_openie_cmd(ctx: click.Context, file: str, as_json: bool) -> None:
+    """Index a corpus with the extraction from a HippoRAG OpenIE file (openie_*.json)."""
+    with open_memory(ctx) as memory:
+        report = memory.import_openie(file, progress=not as_json)
+    emit(ctx, report.model_dump(), _report_text(report))
+
+
+@click.command("stats")
+@connection_options()
+@json_option
+@click.pass_context
+def stats_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Passages, phrases, and relation, synonym and mention edge counts of the namespace."""
+    with open_memory(ctx) as memory:
+        stats = memory.stats()
+        namespace = memory.namespace
+    emit(ctx, {"namespace": namespace, **stats}, "\n".join([f"namespace {namespace}"] + [f"{k} {v}" for k, v in stats.items()]))
+
+
+@click.command("rebuild-facts")
+@connection_options()
+@json_option
+@click.pass_context
+def rebuild_facts_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Derive the namespace's Fact nodes (hipporag2) from its relations: for a namespace indexed before
+    facts were stored. Idempotent."""
+    with open_memory(ctx) as memory:
+        report = memory.rebuild_facts()
+    emit(ctx, report, f"{report['facts']} facts, {report['created']} created")
+
+
+@click.command("delete")
+@connection_options()
+@click.argument("ids", nargs=-1, required=True)
+@json_option
+@click.pass_context
+def delete_cmd(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
+    """Delete passages by id, with exact cleanup of the graph."""
+    with open_memory(ctx) as memory:
+        report = memory.delete(list(ids))
+    text = f"deleted {report.deleted} of {report.requested}" + (
+        f"; not found: {', '.join(report.missing)}" if report.missing else ""
+    )
+    emit(ctx, report.model_dump(), text)
+
+
+@click.command("drop-namespace")
+@connection_options("namespace")
+@click.argument("namespace")
+@click.option("--yes", is_flag=True, help="Confirm: delete every passage and phrase of NAMESPACE.")
+@json_option
+@click.pass_context
+def drop_namespace_cmd(ctx: click.Context, namespace: str, yes: bool, as_json: bool) -> None:
+    """Remove NAMESPACE entirely (its nodes, edges and GDS projections)."""
+    if not yes:
+        raise click.UsageError(f"This deletes everything in namespace {namespace!r}; add --yes to confirm.")
+    from ..memory import HippoRAG
+
+    with HippoRAG(connection_settings(ctx), namespace=namespace) as memory:
+        before = memory.drop_namespace()
+    emit(ctx, {"namespace": namespace, "removed": before}, f"dropped namespace {namespace!r}: {before}")
+
+
+@click.command("demo")
+@connection_options("namespace")
+@click.option("--namespace", "demo_ns", default="demo", show_default=True)
+@json_option
+@click.pass_context
+def demo_cmd(ctx: click.Context, demo_ns: str, as_json: bool) -> None:
+    """Index a small multi-hop demo corpus and answer its questions with hipporag1, hipporag2 and dense retrieval."""
+    from importlib import resources
+
+    from ..memory import HippoRAG
+    from ..models import as_passage
+
+    root = resources.files("hippo_neo4j").joinpath("demo")
+    corpus = [as_passage(d) for d in json.loads(root.joinpath("corpus.json").read_text(encoding="utf-8"))]
+    questions = json.loads(root.joinpath("questions.json").read_text(encoding="utf-8"))
+    out: dict[str, Any] = {"namespace": demo_ns, "questions": []}
+    with HippoRAG(connection_settings(ctx), namespace=demo_ns) as memory:
+        report = memory.index(corpus)
+        out["index"] = report.model_dump()
+        texts = [f"Indexed the demo corpus into namespace {demo_ns!r}:", _report_text(report), ""]
+        for q in questions:
+            entry: dict[str, Any] = {"question": q["question"], "gold": q["gold"]}
+            texts.append(f"Q: {q['question']}   (gold: {', '.join(q['gold'])})")
+            for mode in ("hipporag1", "hipporag2", "dense"):
+                result = memory.query(q["question"], mode=mode, top_k=3)
+                entry[mode] = result.model_dump()
+                texts.append(_result_text(result))
+            out["questions"].append(entry)
+            texts.append("")
+    emit(ctx, out, "\n".join(texts))

@@ -1,0 +1,123 @@
+"""``hippo query`` and ``hippo ask``: retrieval with any mode of the registry, and an answer from the reader."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..config import HippoConfig
+from ..retrieve import MODES
+from .common import connection_options, emit, extractor_option, json_option, open_memory
+
+if TYPE_CHECKING:
+    from ..models import RetrievalResult
+
+
+def _result_text(result: "RetrievalResult") -> str:
+    lines = [f"mode {result.mode}  ({result.elapsed_ms:.0f} ms)"]
+    if result.entities or result.mode == "hipporag1":
+        lines.append("query entities: " + (", ".join(result.entities) or "(none)"))
+    for link in result.linked:
+        lines.append(
+            f"  {link.entity!r} -> phrase {link.phrase!r} (cosine {link.similarity:.3f}, "
+            f"in {link.passages} passages, seed weight {link.weight:.3f})"
+        )
+    if result.facts:
+        lines.append(f"facts (recognition filter: {result.filter or 'off'}):")
+        lines += [
+            f"  {'kept   ' if f.kept else 'dropped'} ({f.score:.3f}) {f.subject} | {f.predicate} | {f.object}"
+            for f in result.facts
+        ]
+    if result.phrase_seeds and result.mode == "hipporag2":
+        lines.append("phrase seeds: " + ", ".join(f"{s.node} ({s.weight:.3f})" for s in result.phrase_seeds))
+    if result.passage_seeds:
+        lines.append("largest passage seeds: " + ", ".join(f"{s.node} ({s.weight:.4f})" for s in result.passage_seeds))
+    if result.fell_back:
+        lines.append(f"fell back to dense retrieval: {result.fallback_reason}")
+    if result.top_phrases:
+        lines.append("top phrases by PPR mass: " + ", ".join(f"{p['phrase']} ({p['mass']:.3f})" for p in result.top_phrases[:5]))
+    for rank, p in enumerate(result.passages, 1):
+        title = f"{p.title}: " if p.title else ""
+        text = (title + p.text).replace("\n", " ")
+        lines.append(f"{rank:>2}. [{p.score:.4f}] {p.id}  {text[:160]}{'...' if len(text) > 160 else ''}")
+        if p.contributors:
+            lines.append("      via " + ", ".join(f"{c.phrase} ({c.contribution:.3f})" for c in p.contributors[:3]))
+    if not result.passages:
+        lines.append("(no passages)" + (f" - {result.warning}" if result.warning else ""))
+    elif result.warning:
+        lines.append(f"warning: {result.warning}")
+    return "\n".join(lines)
+
+
+def retrieval_options(max_k: int, top_k_help: str | None = None) -> Any:
+    """--mode, --top-k, --entities, --extractor and --json, shared by query and ask."""
+
+    def decorate(f: Any) -> Any:
+        for option in reversed([
+            click.option("--mode", type=click.Choice(list(MODES)), default="hipporag1", show_default=True,
+                         help="hipporag2: facts + passage nodes; hybrid: hipporag1 fused with dense."),
+            click.option("--no-filter", is_flag=True, help="hipporag2: skip the LLM recognition filter."),
+            click.option("--top-k", type=click.IntRange(1, max_k), default=5, show_default=True, help=top_k_help),
+            click.option("--entities", help="Query entities separated by '|' (instead of extracting them)."),
+            extractor_option,
+            json_option,
+        ]):
+            f = option(f)
+        return f
+
+    return decorate
+
+
+@click.command("query")
+@connection_options()
+@click.argument("text")
+@retrieval_options(1000)
+@click.pass_context
+def query_cmd(
+    ctx: click.Context, text: str, mode: str, no_filter: bool, top_k: int, entities: str | None,
+    extractor_kind: str, as_json: bool,
+) -> None:
+    """Retrieve the passages that answer TEXT."""
+    result = _retrieve(ctx, text, mode, top_k, entities, extractor_kind, no_filter)
+    emit(ctx, result.model_dump(), _result_text(result))
+
+
+def _retrieve(
+    ctx: click.Context, text: str, mode: str, top_k: int, entities: str | None, extractor_kind: str,
+    no_filter: bool = False,
+) -> "RetrievalResult":
+    from ..extract import make_extractor
+
+    ents = [e.strip() for e in entities.split("|") if e.strip()] if entities is not None else None
+    links_entities = MODES[mode].retriever.needs_entities(MODES[mode].config(HippoConfig()))
+    extractor = make_extractor(extractor_kind) if ents is None and links_entities else None
+    with open_memory(ctx, extractor=extractor) as memory:
+        return memory.query(text, mode=mode, top_k=top_k, entities=ents, filter=not no_filter)
+
+
+@click.command("ask")
+@connection_options()
+@click.argument("question")
+@retrieval_options(50, "Passages given to the reader.")
+@click.pass_context
+def ask_cmd(
+    ctx: click.Context, question: str, mode: str, no_filter: bool, top_k: int, entities: str | None,
+    extractor_kind: str, as_json: bool,
+) -> None:
+    """Retrieve, then answer QUESTION from the top passages with the LLM reader."""
+    from ..extract.llm import llm_configured
+
+    result = _retrieve(ctx, question, mode, top_k, entities, extractor_kind, no_filter)
+    data: dict[str, Any] = {"question": question, "retrieval": result.model_dump()}
+    if not llm_configured():
+        data["answer"] = None
+        data["reader"] = "no reader configured (set OPENAI_BASE_URL and/or OPENAI_API_KEY, and HIPPO_LLM_MODEL)"
+        emit(ctx, data, _result_text(result) + f"\n\n{data['reader']}; the ranked passages are above.")
+        return
+    from ..reader import Reader
+
+    answer = Reader().answer(question, [f"{p.title}\n{p.text}" if p.title else p.text for p in result.passages])
+    data.update(answer=answer.answer, reasoning=answer.reasoning, parsed=answer.parsed)
+    used = "\n".join(f"  [{i}] {p.id}  {(p.title or p.text)[:100]}" for i, p in enumerate(result.passages, 1))
+    emit(ctx, data, f"Answer: {answer.answer}\n\nReasoning: {answer.reasoning.strip()}\n\nFrom passages:\n{used}")

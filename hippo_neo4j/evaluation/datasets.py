@@ -1,0 +1,119 @@
+"""Multi-hop QA datasets laid out like the HippoRAG release: ``questions.json`` (gold passages are the paragraphs
+with ``is_supporting: true``), ``corpus.json`` and an optional ``openie_*.json`` whose extraction is imported
+instead of running an extractor. Gold ids are computed exactly as the indexer computes a corpus entry's id
+(``PassageIn.passage_id``), so they match the indexed passages."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import HippoConfig
+from ..corpus import load_openie
+from ..errors import HippoError
+from ..models import PassageIn, as_passage, content_hash
+
+log = logging.getLogger(__name__)
+
+_DEFAULT_TAU = HippoConfig().synonym_threshold
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    gold: tuple[str, ...]  # passage ids
+
+
+@dataclass
+class Dataset:
+    name: str
+    root: Path
+    passages: list[PassageIn]
+    questions: list[Question]
+    openie: Path | None = None
+    unmatched_gold: list[tuple[str, str]] = field(default_factory=list)  # (question id, paragraph title)
+
+    def subset(self, n: int | None) -> "Dataset":
+        """The first ``n`` questions (all passages)."""
+        if n is None:
+            return self
+        return Dataset(self.name, self.root, self.passages, self.questions[:n], self.openie, self.unmatched_gold)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise HippoError(f"Cannot read {path}: {exc}") from None
+
+
+def find_openie(root: Path) -> Path | None:
+    """The dataset's OpenIE file (``openie_*.json``), if it has one."""
+    found = sorted(root.glob("openie_*.json"))
+    if len(found) > 1:
+        log.warning("%s has several OpenIE files; using %s", root, found[0].name)
+    return found[0] if found else None
+
+
+def load_dataset(path: str | Path, *, use_openie: bool = True) -> Dataset:
+    """Corpus (with the OpenIE file's extraction attached where it has the passage) and questions."""
+    root = Path(path)
+    if not root.is_dir():
+        raise HippoError(f"{root} is not a dataset directory (expected questions.json and corpus.json).")
+    corpus_file, questions_file = root / "corpus.json", root / "questions.json"
+    for f in (corpus_file, questions_file):
+        if not f.is_file():
+            raise HippoError(f"{root} has no {f.name}.")
+    raw_corpus = _read_json(corpus_file)
+    if not isinstance(raw_corpus, list):
+        raise HippoError(f"{corpus_file}: a corpus is a JSON list of {{\"title\", \"text\"}} objects.")
+    passages = [as_passage(d) for d in raw_corpus if isinstance(d, (dict, str))]
+
+    openie = find_openie(root) if use_openie else None
+    if openie is not None:
+        extraction = {p.hash: p.extraction for p in load_openie(openie)}
+        passages = [p.model_copy(update={"extraction": extraction.get(p.hash)}) for p in passages]
+        missing = sum(p.extraction is None for p in passages)
+        if missing:
+            log.warning("%s lacks %d corpus passages; the extractor will process them", openie.name, missing)
+
+    by_hash = {p.hash: p.passage_id for p in passages}
+    raw_questions = _read_json(questions_file)
+    if not isinstance(raw_questions, list):
+        raise HippoError(f"{questions_file}: expected a JSON list of questions.")
+    questions, unmatched = [], []
+    for n, q in enumerate(raw_questions):
+        if not isinstance(q, dict) or not isinstance(q.get("question"), str):
+            continue
+        qid = str(q.get("id", n))
+        gold: list[str] = []
+        for para in q.get("paragraphs") or []:
+            if not isinstance(para, dict) or not para.get("is_supporting"):
+                continue
+            title = para.get("title") or ""
+            text = para.get("paragraph_text", para.get("text")) or ""
+            pid = by_hash.get(content_hash(title, text))
+            if pid is None:
+                unmatched.append((qid, title))
+            elif pid not in gold:
+                gold.append(pid)
+        questions.append(Question(qid, q["question"], tuple(gold)))
+    if unmatched:
+        log.warning("%d gold paragraphs match no corpus passage (they count as misses)", len(unmatched))
+    return Dataset(root.name, root, passages, questions, openie, unmatched)
+
+
+def default_namespace(dataset: Dataset | str, synonym_threshold: float = _DEFAULT_TAU) -> str:
+    """``eval-<dataset dir>``, with ``-tau<τ>`` when τ is not the default (τ shapes the index)."""
+    name = dataset.name if isinstance(dataset, Dataset) else str(dataset)
+    base = "eval-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+    return tau_namespace(base, synonym_threshold)
+
+
+def tau_namespace(base: str, synonym_threshold: float) -> str:
+    return base if synonym_threshold == _DEFAULT_TAU else f"{base}-tau{synonym_threshold:g}"

@@ -1,0 +1,124 @@
+"""One namespace of a Neo4j database: running the ``cypher/`` statements, versioned writes, the schema, and
+nearest-neighbour searches over the vector indexes that all namespaces share."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+import numpy as np
+from neo4j import Driver
+from neo4j.exceptions import ClientError
+
+from ..db import cypher, cypher_statements
+from ..errors import ConfigError
+from . import projection
+
+VECTOR_BATCH = 500  # rows per vector-index lookup statement
+
+
+def usable(vector: np.ndarray) -> bool:
+    """A vector the cosine vector indexes accept: finite and not all zeros."""
+    return bool(np.isfinite(vector).all() and np.abs(vector).sum() > 0)
+
+
+def finite_or_none(vector: np.ndarray) -> list[float] | None:
+    return vector.tolist() if usable(vector) else None
+
+
+def widening(first: int, cap: int = 100_000) -> Iterator[int]:
+    """k, 10k, 100k, ... up to ``cap``: how far a search over a shared index reads."""
+    k = max(1, first)
+    while True:
+        yield k
+        if k >= cap:
+            return
+        k = min(k * 10, cap)
+
+
+class GraphStore:
+    """The statements of ``cypher/`` run against one namespace (``$ns``) of one database."""
+
+    def __init__(self, driver: Driver, database: str, namespace: str) -> None:
+        self.driver = driver
+        self.database = database
+        self.namespace = namespace
+
+    def run(self, name: str, **params: Any) -> list[Any]:
+        """Run ``cypher/<name>.cypher`` with ``$ns`` bound to this namespace; the records."""
+        return self.driver.execute_query(cypher(name), ns=self.namespace, database_=self.database, **params).records
+
+    def write(self, work: Callable[[Any], None]) -> None:
+        """One write transaction that also bumps the namespace's graph version (stale projections).
+
+        ``work(tx)`` runs through ``execute_write``: a transient failure (a deadlock between concurrent
+        writers, a leader switch) rolls back and runs it again, so it must only issue its statements.
+        """
+
+        def unit(tx: Any) -> None:
+            work(tx)
+            projection.bump_version(tx, self.namespace)
+
+        with self.driver.session(database=self.database) as session:
+            session.execute_write(unit)
+
+    def write_statement(self, name: str, **params: Any) -> None:
+        """One statement of ``cypher/`` in its own versioned write transaction."""
+        self.write(lambda tx: tx.run(cypher(name), ns=self.namespace, **params).consume())
+
+    def ensure_schema(self, dimension: int, encoder_name: str) -> None:
+        """Constraints and indexes (idempotent), then wait until every index is online."""
+        for statement in cypher_statements("schema"):
+            self.driver.execute_query(statement.replace("$dim", str(int(dimension))), database_=self.database)
+        found = self.driver.execute_query(
+            "SHOW VECTOR INDEXES YIELD name, options WHERE name = 'hippo_phrase_embedding' "
+            "RETURN options.indexConfig['vector.dimensions'] AS dim",
+            database_=self.database,
+        ).records
+        if found and found[0]["dim"] != dimension:
+            raise ConfigError(
+                f"The database's phrase vector index has dimension {found[0]['dim']} but encoder "
+                f"{encoder_name!r} produces {dimension}. Use the encoder the graph was built with, or another database."
+            )
+        self.driver.execute_query("CALL db.awaitIndexes(300)", database_=self.database)
+
+    def phrase_neighbours(
+        self, rows: list[dict[str, Any]], first_k: int, done: Callable[[list[dict[str, Any]], int, int, float | None], bool]
+    ) -> dict[Any, list[dict[str, Any]]]:
+        """Nearest phrases of this namespace per row ({key, embedding}), through the shared vector index.
+
+        The index spans all namespaces, so each row's search widens (k x 10) until ``done(row_hits, seen, k,
+        last_cosine)`` says enough of this namespace's phrases were seen.
+        """
+        results: dict[Any, list[dict[str, Any]]] = {}
+        pending = rows
+        for k in widening(first_k):
+            still = []
+            for i in range(0, len(pending), VECTOR_BATCH):
+                chunk = pending[i : i + VECTOR_BATCH]
+                by_key = {r["key"]: r for r in chunk}
+                for rec in self.run("phrase_neighbours", rows=chunk, k=k):
+                    results[rec["key"]] = rec["hits"]
+                    if not done(rec["hits"], rec["seen"], k, rec["last"]):
+                        still.append(by_key[rec["key"]])
+            pending = still
+            if not pending:
+                break
+        return results
+
+    def walk(self, statement: str, kind: str, **params: Any) -> list[Any]:
+        """Run a PPR statement on the namespace's current projection of ``kind`` (projecting it if needed)."""
+        graph = projection.ensure(self.driver, self.database, self.namespace, kind)
+        try:
+            return self.run(statement, graph=graph.name, **params)
+        except ClientError as exc:  # the projection was dropped by another client: project again, once
+            if "not found" not in str(exc) and "does not exist" not in str(exc):
+                raise
+            projection.forget(self.driver, self.database, self.namespace)
+            graph = projection.ensure(self.driver, self.database, self.namespace, kind)
+            return self.run(statement, graph=graph.name, **params)
+
+    def has_passages(self) -> bool:
+        return bool(self.run("namespace_has_passages")[0]["any"])
+
+    def has_facts(self) -> bool:
+        return bool(self.run("namespace_has_facts")[0]["any"])

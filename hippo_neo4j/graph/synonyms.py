@@ -1,0 +1,55 @@
+"""Synonym edges (HippoRAG's dense links between similar phrases): for new phrases only, from the phrase
+vector index's nearest neighbours, never all-vs-all, so adding passages never recomputes the whole graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import HippoConfig
+from ..db import cypher
+from ..text import alnum_count
+from .store import GraphStore
+
+
+class SynonymLinker:
+    """SYNONYM {score} edges between a new phrase and every phrase of the namespace with cosine >= tau among
+    its ``synonym_top_k`` nearest; phrases of at most two alphanumeric characters get none."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+
+    def link(self, new_phrases: list[dict[str, Any]], config: HippoConfig, seal: list[dict[str, Any]] | None = None) -> int:
+        """Write the edges of ``new_phrases`` ({text, embedding}); the number of pairs.
+
+        ``seal`` ({id, hash} rows) marks the batch's passages complete in the same transaction.
+        """
+        ns = self.store.namespace
+        eligible = [{"key": r["text"], "embedding": r["embedding"]} for r in new_phrases if alnum_count(r["text"]) > 2]
+        if not eligible:
+            if seal:
+                self.store.write_statement("seal_passages", passages=seal)
+            return 0
+        top_k, tau = config.synonym_top_k, config.synonym_threshold
+
+        def done(hits: list[dict[str, Any]], seen: int, k: int, last: float | None) -> bool:
+            # enough candidates of this namespace, the index is exhausted, or no further hit can reach tau
+            return len(hits) > top_k or seen < k or last is None or last < tau
+
+        pairs: dict[tuple[str, str], float] = {}
+        for phrase, hits in self.store.phrase_neighbours(eligible, top_k + 1, done).items():
+            candidates = [h for h in hits if h["text"] != phrase][:top_k]
+            for hit in candidates:
+                if hit["cosine"] >= tau and alnum_count(hit["text"]) > 2:
+                    a, b = sorted((phrase, hit["text"]))
+                    pairs[(a, b)] = max(pairs.get((a, b), -1.0), float(hit["cosine"]))
+        rows = [{"a": a, "b": b, "score": s} for (a, b), s in pairs.items()]
+
+        def write(tx: Any) -> None:
+            if rows:
+                tx.run(cypher("write_synonyms"), ns=ns, pairs=rows).consume()
+            if seal:
+                tx.run(cypher("seal_passages"), ns=ns, passages=seal).consume()
+
+        if rows or seal:
+            self.store.write(write)
+        return len(pairs)

@@ -1,0 +1,181 @@
+"""HippoRAG on Neo4j: the facade that wires the rooms together.
+
+    from hippo_neo4j import HippoRAG
+    with HippoRAG(namespace="docs") as hippo:
+        hippo.index([{"title": "...", "text": "..."}])
+        result = hippo.query("Which Stanford professor works on Alzheimer's?")
+
+Indexing runs ``graph.indexing`` (extraction → phrase normalisation → graph writer → synonym linker), queries
+go to the retriever of the named mode (``retrieve``), deletion and namespaces to ``graph.namespace``. The graph:
+``(:Passage {ns, id, title, text, hash, embedding})``, ``(:Phrase {ns, text, embedding})``,
+``(:Phrase)-[:RELATION {weight, sources, predicates}]->(:Phrase)``, ``(:Phrase)-[:SYNONYM {score}]->(:Phrase)``,
+``(:Phrase)-[:MENTIONED_IN {count}]->(:Passage)`` and ``(:Fact {ns, id, subject, predicate, object, text,
+embedding, sources})``. Every statement lives in ``cypher/`` and is parameterised.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+from neo4j import Driver
+
+from .config import ConnectionSettings, HippoConfig
+from .corpus import load_openie
+from .db import connect
+from .encoder import Encoder, shared_encoder
+from .errors import ConfigError
+from .graph import namespace as namespaces
+from .graph.facts import FactStore
+from .graph.indexing import Indexer
+from .graph.store import GraphStore
+from .models import DeleteReport, FactHit, IndexReport, LinkedEntity, PassageIn, RetrievalResult, as_passage
+from .retrieve import MODES, Query, RetrievalContext, Retriever
+from .retrieve.linking import link_entities, link_facts
+from .text import scrub
+
+log = logging.getLogger(__name__)
+
+
+class HippoRAG:
+    """A HippoRAG memory living in one namespace of a Neo4j database."""
+
+    def __init__(
+        self,
+        connection: ConnectionSettings | None = None,
+        *,
+        namespace: str | None = None,
+        encoder: Encoder | None = None,
+        extractor: Any = None,
+        config: HippoConfig | None = None,
+        driver: Driver | None = None,
+        fact_filter: Any = "auto",
+    ) -> None:
+        self.connection = connection or ConnectionSettings.from_env()
+        self.namespace = scrub(namespace or self.connection.namespace or "")
+        if not self.namespace or len(self.namespace) > 200:
+            raise ConfigError("A namespace must be a non-empty string of at most 200 characters.")
+        self.database = self.connection.database
+        self.config = config or HippoConfig()
+        self.encoder = encoder or shared_encoder()
+        self._extractor = extractor
+        self._fact_filter = fact_filter
+        self._owns_driver = driver is None
+        self.driver = driver or connect(self.connection)
+        self.store = GraphStore(self.driver, self.database, self.namespace)
+        self.facts = FactStore(self.store, self.encoder)
+        self.indexer = Indexer(self.store, self.encoder, self.facts)
+        self.retrieval = RetrievalContext(
+            self.store, self.encoder, lambda text: self.extractor.query_entities(text), lambda: self.fact_filter
+        )
+        self.ensure_schema()
+
+    # -- lifecycle
+
+    def close(self) -> None:
+        if self._owns_driver:
+            self.driver.close()
+
+    def __enter__(self) -> "HippoRAG":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def extractor(self) -> Any:
+        if self._extractor is None:
+            from .extract import make_extractor
+
+            self._extractor = make_extractor("auto")
+        return self._extractor
+
+    @property
+    def fact_filter(self) -> Any:
+        """hipporag2's recognition filter: the LLM one when an LLM is configured ("auto"), else None."""
+        if self._fact_filter == "auto":
+            from .extract.llm import llm_configured
+
+            if llm_configured():
+                from .reader import RecognitionFilter
+
+                self._fact_filter = RecognitionFilter()
+            else:
+                self._fact_filter = None
+        return self._fact_filter
+
+    def ensure_schema(self) -> None:
+        """Constraints and indexes (idempotent), then wait until every index is online."""
+        self.store.ensure_schema(self.encoder.dimension, self.encoder.name)
+
+    # -- indexing
+
+    def index(self, passages: Iterable[PassageIn | dict[str, Any] | str], *, progress: bool = False) -> IndexReport:
+        """Index passages (idempotent: the same id with the same content again is a no-op)."""
+        items = [as_passage(p) for p in passages]
+        if not self.facts_complete():  # indexed before Fact nodes existed: derive them first, once
+            log.warning("namespace %r has no Fact nodes yet (indexed by an older version): deriving them", self.namespace)
+            self.rebuild_facts()
+        # the extractor is resolved only when some passage lacks an extraction
+        return self.indexer.index(items, self.config, lambda need: self.extractor.extract(need), progress=progress)
+
+    def import_openie(self, path: str | Path, *, progress: bool = False) -> IndexReport:
+        """Index a corpus with the extraction from a HippoRAG OpenIE file (``{"docs": [...]}``)."""
+        return self.index(load_openie(path), progress=progress)
+
+    def rebuild_facts(self) -> dict[str, int]:
+        """Derive the namespace's Fact nodes from RELATION provenance (idempotent)."""
+        return self.facts.rebuild(self.config)
+
+    def facts_complete(self) -> bool:
+        """False for a namespace indexed before Fact nodes existed (until :meth:`rebuild_facts`)."""
+        return self.facts.complete()
+
+    # -- deleting
+
+    def delete(self, passage_ids: Sequence[str]) -> DeleteReport:
+        """Remove passages and exactly their contribution to the graph."""
+        return namespaces.delete_passages(self.store, passage_ids, self.config.batch_size)
+
+    def drop_namespace(self) -> dict[str, int]:
+        """Delete every node of this namespace and its projections."""
+        return namespaces.drop_namespace(self.store)
+
+    # -- reading
+
+    def stats(self) -> dict[str, int]:
+        return namespaces.stats(self.store)
+
+    def retriever(self, mode: str) -> Retriever:
+        """The retriever that runs ``mode`` (a name of :data:`~hippo_neo4j.retrieve.MODES`)."""
+        return self.retrieval.retriever(MODES[mode].retriever)
+
+    def query(
+        self,
+        text: str,
+        *,
+        mode: str = "hipporag1",
+        top_k: int = 10,
+        entities: Sequence[str] | None = None,
+        filter: bool = True,
+    ) -> RetrievalResult:
+        """Retrieve the top-k passages for ``text`` with ``mode`` (a name of :data:`~hippo_neo4j.retrieve.MODES`).
+
+        ``entities`` overrides query NER (hipporag1, hybrid, and hipporag2 with entity linking);
+        ``filter=False`` skips hipporag2's LLM recognition filter (it is skipped anyway with no LLM).
+        """
+        preset = MODES[mode]
+        query = Query(text=text if isinstance(text, str) else "", top_k=top_k,
+                      entities=list(entities) if entities is not None else None, use_filter=filter)
+        return self.retriever(mode).search(query, preset.config(self.config))
+
+    def link_entities(self, entities: Sequence[str]) -> list[LinkedEntity]:
+        """Each entity's most similar phrase (top-1 cosine), weighted 1/|P_i| and normalised to sum 1."""
+        return link_entities(self.store, self.encoder, entities)
+
+    def link_facts(self, vector: np.ndarray, top_k: int | None = None) -> list[FactHit]:
+        """The query's nearest facts of this namespace (cosine), through the shared fact vector index."""
+        return link_facts(self.store, vector, top_k or self.config.fact_top_k)[0]
+

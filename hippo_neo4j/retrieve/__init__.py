@@ -1,0 +1,36 @@
+"""Retrieval: one :class:`Retriever` per mode, and the registry of named presets that ``hippo query --mode``,
+``hippo eval --mode`` and :meth:`HippoRAG.query` share. A mode is a retriever and the config fields it
+overrides; adding one is a module here and a line below.
+
+    from hippo_neo4j.retrieve import MODES
+    MODES["hipporag2-no-passage-nodes"].overrides   # {'passage_nodes': False}
+"""
+
+from __future__ import annotations
+
+from .base import Preset, Query, Registry, RetrievalContext, Retriever
+from .bm25 import BM25Retriever
+from .dense import DenseRetriever
+from .hipporag1 import HippoRAG1Retriever
+from .hipporag2 import HippoRAG2Retriever
+from .hybrid import HybridRetriever
+
+MODES = Registry()
+MODES.register("hipporag2", HippoRAG2Retriever, "HippoRAG 2: query-to-fact linking, passage nodes in the walk")
+MODES.register("hipporag1", HippoRAG1Retriever, "HippoRAG: query entities linked to phrases, PPR over phrases")
+MODES.register("hybrid", HybridRetriever, "0.5 x hipporag1 + 0.5 x dense (min-max scores)")
+MODES.register("hybrid-0.3", HybridRetriever, "hybrid with λ 0.3", hybrid_lambda=0.3)
+MODES.register("hybrid-0.5", HybridRetriever, "hybrid with λ 0.5", hybrid_lambda=0.5)
+MODES.register("hybrid-0.7", HybridRetriever, "hybrid with λ 0.7", hybrid_lambda=0.7)
+MODES.register("dense", DenseRetriever, "passages by cosine to the query embedding")
+MODES.register("bm25", BM25Retriever, "passages by BM25 over the full-text index")
+MODES.register("hipporag2-no-passage-nodes", HippoRAG2Retriever, "ablation: phrase-only walk", passage_nodes=False)
+MODES.register("hipporag2-entity-linking", HippoRAG2Retriever, "ablation: query-to-phrase linking", linking="entity")
+
+# The modes `hippo eval` runs when none is named: every preset but plain 'hybrid' (its λ variants cover it).
+EVAL_DEFAULT: tuple[str, ...] = tuple(m for m in MODES if m != "hybrid")
+
+__all__ = [
+    "BM25Retriever", "DenseRetriever", "EVAL_DEFAULT", "HippoRAG1Retriever", "HippoRAG2Retriever", "HybridRetriever",
+    "MODES", "Preset", "Query", "Registry", "RetrievalContext", "Retriever",
+]

@@ -1,0 +1,141 @@
+"""The retriever interface: one method to implement (:meth:`Retriever.get_search_results`) and one typed result
+(:class:`~hippo_neo4j.models.RetrievalResult`); :meth:`Retriever.search` wraps it with input checks, the
+empty-namespace warning and timing. Modes are named presets of one config (:class:`Preset`), registered in
+``retrieve/__init__.py``."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Iterable, Sequence
+
+from pydantic import BaseModel
+
+from ..config import HippoConfig
+from ..errors import ConfigError
+from ..graph.store import GraphStore
+from ..models import Contributor, RetrievalResult, RetrievedPassage
+from ..text import scrub
+
+
+class Query(BaseModel):
+    """One retrieval request: the text, how many passages, optional query entities (instead of query NER)
+    and whether hipporag2 may use the LLM recognition filter."""
+
+    text: str
+    top_k: int = 10
+    entities: list[str] | None = None
+    use_filter: bool = True
+
+
+@dataclass
+class RetrievalContext:
+    """What retrievers share: the namespace's graph store, the encoder, query NER and the recognition filter
+    (the last two resolved lazily, so that modes which need neither never load them)."""
+
+    store: GraphStore
+    encoder: Any
+    query_entities: Callable[[str], Sequence[str]]
+    fact_filter: Callable[[], Any] = lambda: None
+    _retrievers: dict[type, "Retriever"] = field(default_factory=dict)
+
+    def retriever(self, kind: type["Retriever"]) -> "Retriever":
+        """One retriever of each class per context (retrievers compose: hybrid runs hipporag1 and dense)."""
+        found = self._retrievers.get(kind)
+        if found is None:
+            found = self._retrievers[kind] = kind(self)
+        return found
+
+
+class Retriever(ABC):
+    """A retrieval strategy over one namespace."""
+
+    name: ClassVar[str]
+    graph: ClassVar[bool] = False  # walks the graph (and may fall back to dense retrieval)
+
+    def __init__(self, context: RetrievalContext) -> None:
+        self.context = context
+        self.store = context.store
+        self.encoder = context.encoder
+
+    @classmethod
+    def needs_entities(cls, config: HippoConfig) -> bool:
+        """Whether this retriever links query entities under ``config`` (so they are extracted beforehand)."""
+        return False
+
+    @abstractmethod
+    def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
+        """The ranked passages for ``query``, with the explanation of how they were found."""
+
+    def search(self, query: Query, config: HippoConfig) -> RetrievalResult:
+        began = time.perf_counter()
+        if query.top_k < 1:
+            raise ConfigError("top_k must be at least 1.")
+        text = scrub(query.text) if isinstance(query.text, str) else ""
+        entities = [scrub(e) for e in query.entities if isinstance(e, str)] if query.entities is not None else None
+        result = self.get_search_results(query.model_copy(update={"text": text, "entities": entities}), config)
+        if not result.passages and not self.store.has_passages():
+            result.warning = f"namespace {self.store.namespace!r} has no passages (index into it, or check the namespace)"
+        result.elapsed_ms = (time.perf_counter() - began) * 1000
+        return result
+
+
+def to_passages(records: Iterable[Any]) -> list[RetrievedPassage]:
+    """Records with id, title, text, score (and contributors) as results; each keeps its 5 largest contributors."""
+    return [
+        RetrievedPassage(
+            id=r["id"],
+            title=r["title"],
+            text=r["text"],
+            score=float(r["score"]),
+            contributors=[
+                Contributor(**c)
+                for c in sorted(r.get("contributors") or [], key=lambda c: c["contribution"], reverse=True)[:5]
+            ],
+        )
+        for r in records
+    ]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named retrieval mode: a retriever and the config fields it overrides."""
+
+    name: str
+    retriever: type[Retriever]
+    overrides: dict[str, Any]
+    description: str = ""
+
+    def config(self, base: HippoConfig) -> HippoConfig:
+        return base.model_copy(update=self.overrides) if self.overrides else base
+
+
+class Registry:
+    """Modes by name, in registration order: ``hippo query --mode``, ``hippo eval --mode`` and
+    :meth:`HippoRAG.query` all look them up here."""
+
+    def __init__(self) -> None:
+        self._presets: dict[str, Preset] = {}
+
+    def register(self, name: str, retriever: type[Retriever], description: str = "", **overrides: Any) -> Preset:
+        unknown = set(overrides) - set(HippoConfig.model_fields)
+        if unknown:
+            raise ValueError(f"preset {name!r} overrides unknown settings {sorted(unknown)}")
+        preset = self._presets[name] = Preset(name, retriever, overrides, description)
+        return preset
+
+    def __getitem__(self, name: str) -> Preset:
+        preset = self._presets.get(name) if isinstance(name, str) else None
+        if preset is None:
+            raise ConfigError(f"Unknown mode {name!r}; choose one of {', '.join(self._presets)}.")
+        return preset
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._presets
+
+    def __iter__(self):  # noqa: ANN204 - names, in registration order
+        return iter(self._presets)
+
+    def names(self) -> list[str]:
+        return list(self._presets)

@@ -1,0 +1,40 @@
+"""BM25 (the lexical baseline): Neo4j's full-text (Lucene) index over passage titles and texts."""
+
+from __future__ import annotations
+
+import re
+
+from neo4j.exceptions import ClientError
+
+from ..config import HippoConfig
+from ..graph.store import widening
+from ..models import RetrievalResult
+from ..text import lucene_escape
+from .base import Query, Retriever, to_passages
+
+MAX_BM25_TERMS = 512  # Lucene refuses queries of more than 1024 clauses
+
+
+class BM25Retriever(Retriever):
+    name = "bm25"
+
+    def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
+        text = query.text
+        words = list(re.finditer(r"\w+", text))
+        cut = text if len(words) <= MAX_BM25_TERMS else text[: words[MAX_BM25_TERMS - 1].end()]
+        lucene = lucene_escape(cut).strip()
+        if not lucene or not words:
+            return RetrievalResult(query=text, mode=self.name)
+        while True:
+            try:
+                for k in widening(100):  # widen until top_k hits of this namespace remain
+                    records = self.store.run("bm25_passages", query=lucene, k=k, topK=query.top_k)
+                    if len(records) >= query.top_k or (records and records[0]["hits"] < k):
+                        break
+                break
+            except ClientError as exc:  # more clauses than Lucene allows (e.g. CJK: a clause per character)
+                if "TooManyClauses" not in str(exc) or len(cut) < 2:
+                    raise
+                cut = cut[: len(cut) // 2]
+                lucene = lucene_escape(cut).strip()
+        return RetrievalResult(query=text, mode=self.name, passages=to_passages(records))

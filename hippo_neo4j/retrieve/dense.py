@@ -1,0 +1,31 @@
+"""Dense retrieval (the baseline): passages by cosine to the query embedding, through the passage vector index."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import HippoConfig
+from ..graph.store import usable, widening
+from ..models import RetrievalResult
+from .base import Query, Retriever, to_passages
+
+
+class DenseRetriever(Retriever):
+    name = "dense"
+
+    def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
+        return self.rank(query.text, query.top_k)
+
+    def rank(self, text: str, top_k: int, vector: np.ndarray | None = None) -> RetrievalResult:
+        """The ``top_k`` passages nearest to ``text`` (or to its ``vector``, when already encoded)."""
+        if not text.strip():
+            return RetrievalResult(query=text, mode=self.name)
+        if vector is None:
+            vector = self.encoder.encode([text])[0]
+        if not usable(vector):
+            return RetrievalResult(query=text, mode=self.name)
+        for k in widening(max(4 * top_k, 50)):  # the index spans namespaces: widen until top_k remain
+            records = self.store.run("dense_passages", embedding=vector.tolist(), k=k, topK=top_k)
+            if len(records) >= top_k or (records and records[0]["seen"] < k):
+                break
+        return RetrievalResult(query=text, mode=self.name, passages=to_passages(records))

@@ -1,0 +1,62 @@
+"""HippoRAG (v1): query entities → their nearest phrases (seed weight 1/|P_i|, normalised) → Personalized
+PageRank over the phrase graph in GDS → passage score = Σ_phrases PPR mass × MENTIONED_IN.count, in one
+Cypher statement (``cypher/ppr_passages.cypher``). No entity that links: dense retrieval, and it says so."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..config import HippoConfig
+from ..models import LinkedEntity, RetrievalResult
+from .base import Query, Retriever, to_passages
+from .dense import DenseRetriever
+from .linking import link_entities
+
+
+def ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: int) -> dict[str, Any]:
+    """The parameters of ``cypher/ppr_passages.cypher`` (all but ``$graph`` and ``$ns``)."""
+    return {
+        "seeds": [{"text": t, "weight": w} for t, w in seeds.items()],
+        "damping": config.damping,
+        "maxIterations": config.ppr_max_iterations,
+        "tolerance": config.ppr_tolerance,
+        "concurrency": config.ppr_concurrency,
+        "minMass": config.ppr_min_mass,
+        "topK": top_k,
+        "topPhrases": config.top_phrases,
+    }
+
+
+class HippoRAG1Retriever(Retriever):
+    name = "hipporag1"
+    graph = True
+
+    @classmethod
+    def needs_entities(cls, config: HippoConfig) -> bool:
+        return True
+
+    def link(self, entities: Sequence[str]) -> list[LinkedEntity]:
+        return link_entities(self.store, self.encoder, entities)
+
+    def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
+        text, top_k = query.text, query.top_k
+        ents = list(query.entities) if query.entities is not None else list(self.context.query_entities(text))
+        linked = self.link(ents)
+        seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
+        if not seeds:
+            fallback = self.context.retriever(DenseRetriever).rank(text, top_k)  # type: ignore[attr-defined]
+            fallback.mode, fallback.entities, fallback.linked = self.name, ents, linked
+            fallback.fell_back = True
+            fallback.fallback_reason = (
+                "no query entities" if not ents else "no query entity links to a phrase in this namespace"
+            )
+            return fallback
+        records = self.store.walk("ppr_passages", "phrase", **ppr_parameters(config, seeds, top_k))
+        return RetrievalResult(
+            query=text,
+            mode=self.name,
+            entities=ents,
+            linked=linked,
+            top_phrases=records[0]["topPhrases"] if records else [],
+            passages=to_passages(records),
+        )

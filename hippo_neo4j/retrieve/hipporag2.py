@@ -1,0 +1,105 @@
+"""HippoRAG 2: the query embedding → its nearest facts (optionally kept by the LLM recognition filter) →
+phrase seeds fact score / |P_i| (averaged, the largest kept) plus every passage seeded with
+``passage_node_weight`` × its min-max normalised dense score → one PPR over phrases and passages in GDS →
+passages ranked by their own mass (``cypher/ppr2_passages.cypher``). No fact kept: dense retrieval."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..config import HippoConfig
+from ..models import FactHit, RetrievalResult, Seed
+from .base import Query, Retriever, to_passages
+from .dense import DenseRetriever
+from .hipporag1 import HippoRAG1Retriever, ppr_parameters
+from .linking import fact_seeds, link_facts, recognise
+
+
+def ppr2_parameters(
+    config: HippoConfig, seeds: dict[str, float], top_k: int, vector: np.ndarray, seed_rows: list[dict[str, Any]] | None
+) -> dict[str, Any]:
+    """The parameters of ``cypher/ppr2_passages.cypher`` (all but ``$graph`` and ``$ns``); ``seed_rows`` are
+    :meth:`HippoRAG2Retriever.passage_seed_rows` (None: every passage is seeded in the statement)."""
+    shared = {k: v for k, v in ppr_parameters(config, seeds, top_k).items() if k not in ("minMass", "topPhrases")}
+    return shared | {
+        "embedding": vector.tolist(),
+        "passageWeight": config.passage_node_weight,
+        "passageSeeds": config.passage_node_weight > 0,
+        "passageSeedRows": seed_rows,
+        "topSeeds": 5,
+    }
+
+
+class HippoRAG2Retriever(Retriever):
+    name = "hipporag2"
+    graph = True
+
+    @classmethod
+    def needs_entities(cls, config: HippoConfig) -> bool:
+        return config.linking == "entity"
+
+    def facts(self, vector: np.ndarray, config: HippoConfig) -> tuple[list[FactHit], bool]:
+        return link_facts(self.store, vector, config.fact_top_k)
+
+    def fact_seeds(self, facts: list[FactHit], config: HippoConfig) -> dict[str, float]:
+        return fact_seeds(facts, config.link_top_phrases)
+
+    def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
+        text, top_k, cfg = query.text, query.top_k, config
+        vector = self.encoder.encode([text])[0] if text.strip() else None
+        result = RetrievalResult(query=text, mode=self.name)
+        if cfg.linking == "entity":
+            result.entities = list(query.entities) if query.entities is not None else list(self.context.query_entities(text))
+            result.linked = self.context.retriever(HippoRAG1Retriever).link(result.entities)  # type: ignore[attr-defined]
+            seeds: dict[str, float] = {}
+            for link in result.linked:  # the link's similarity stands in for the fact score
+                if link.passages > 0:
+                    seeds[link.phrase] = max(seeds.get(link.phrase, 0.0), link.similarity / link.passages)
+            seeds = dict(sorted(seeds.items(), key=lambda x: (-x[1], x[0]))[: cfg.link_top_phrases])
+            reason = "no query entity links to a phrase in this namespace"
+        else:
+            result.facts, complete = self.facts(vector, cfg) if vector is not None else ([], True)
+            result.filter = recognise(self.context.fact_filter() if query.use_filter else None, text, result.facts)
+            seeds = self.fact_seeds(result.facts, cfg)
+            if not complete:
+                result.warning = (
+                    f"namespace {self.store.namespace!r} was indexed before Fact nodes existed and has facts for new "
+                    "passages only: run `hippo rebuild-facts` (or index into it) to derive the rest"
+                )
+            if any(f.kept for f in result.facts):
+                reason = "no retrieved fact is similar to the query"  # every kept fact has cosine <= 0
+            elif result.facts:
+                reason = "the recognition filter kept no fact"
+            elif vector is None or self.store.has_facts():
+                reason = "no fact links to the query"
+            else:
+                reason = "no fact in this namespace"
+        result.phrase_seeds = [Seed(node=t, weight=w) for t, w in seeds.items()]
+        if not seeds:
+            fallback = self.context.retriever(DenseRetriever).rank(text, top_k, vector)  # type: ignore[attr-defined]
+            result.passages, result.fell_back, result.fallback_reason = fallback.passages, True, reason
+            return result
+        if not cfg.passage_nodes:  # ablation: phrases only, passages scored as in hipporag1
+            records = self.store.walk("ppr_passages", "phrase", **ppr_parameters(cfg, seeds, top_k))
+            result.top_phrases = records[0]["topPhrases"] if records else []
+            result.passages = to_passages(records)
+            return result
+        params = ppr2_parameters(cfg, seeds, top_k, vector, self.passage_seed_rows(text, vector, cfg))
+        records = self.store.walk("ppr2_passages", "passage", **params)
+        if records:
+            result.passages = to_passages(records[0]["ranked"])
+            result.passage_seeds = [Seed(node=x["id"], weight=x["weight"]) for x in records[0]["topSeeds"]]
+        return result
+
+    def passage_seed_rows(self, text: str, vector: np.ndarray, config: HippoConfig) -> list[dict[str, Any]] | None:
+        """With ``passage_seed_top_n``: the passage seeds of the top-N dense passages (min-max over them)."""
+        n, weight = config.passage_seed_top_n, config.passage_node_weight
+        if n is None or weight <= 0:
+            return None
+        top = self.context.retriever(DenseRetriever).rank(text, n, vector).passages  # type: ignore[attr-defined]
+        if not top:
+            return []
+        lo, hi = min(p.score for p in top), max(p.score for p in top)
+        return [{"id": p.id, "weight": weight * (p.score - lo) / (hi - lo)} for p in top if p.score > lo]

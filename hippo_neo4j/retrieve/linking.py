@@ -1,0 +1,93 @@
+"""Linking a query to the graph: query entities to their nearest phrases (HippoRAG: top-1, node specificity
+1/|P_i|), the query to its nearest facts (HippoRAG 2), the phrase seeds of those facts, and the optional LLM
+recognition filter over them."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..graph.store import GraphStore, usable, widening
+from ..models import FactHit, LinkedEntity
+from ..text import normalize_phrase
+
+log = logging.getLogger(__name__)
+
+
+def link_entities(store: GraphStore, encoder: Any, entities: Sequence[str]) -> list[LinkedEntity]:
+    """Each entity's most similar phrase (top-1 cosine), weighted 1/|P_i| and normalised to sum 1."""
+    names = list(dict.fromkeys(e for e in entities if isinstance(e, str) and normalize_phrase(e)))
+    if not names:
+        return []
+    vectors = encoder.encode([normalize_phrase(e) for e in names])
+    rows = [{"key": e, "embedding": v.tolist()} for e, v in zip(names, vectors) if usable(v)]
+    found = store.phrase_neighbours(rows, 100, lambda hits, seen, k, last: bool(hits) or seen < k)
+    best = {e: hits[0] for e, hits in found.items() if hits}
+    counts = {
+        r["text"]: r["passages"]
+        for r in store.run("phrase_passage_counts", texts=sorted({h["text"] for h in best.values()}))
+    }
+    links = [
+        LinkedEntity(entity=e, phrase=h["text"], similarity=float(h["cosine"]), passages=counts.get(h["text"], 0))
+        for e, h in best.items()
+    ]
+    weights = {link.phrase: 1.0 / link.passages for link in links if link.passages > 0}
+    total = sum(weights.values())
+    for link in links:
+        link.weight = weights.get(link.phrase, 0.0) / total if total else 0.0
+    return links
+
+
+def link_facts(store: GraphStore, vector: np.ndarray, top_k: int) -> tuple[list[FactHit], bool]:
+    """The query's ``top_k`` nearest facts of this namespace (cosine), through the shared fact vector index,
+    and whether the namespace has Fact nodes for all its passages."""
+    if not usable(vector):
+        return [], True
+    for k in widening(max(10 * top_k, 50)):  # the index spans namespaces: widen until top_k remain
+        records = store.run("fact_neighbours", embedding=vector.tolist(), k=k, topK=top_k)
+        if len(records) >= top_k or (records and records[0]["seen"] < k):
+            break
+        if not records and not store.has_facts():
+            break
+    hits = [
+        FactHit(
+            subject=r["subject"], predicate=r["predicate"], object=r["object"], score=float(r["score"]),
+            subject_passages=r["subjectPassages"], object_passages=r["objectPassages"],
+        )
+        for r in records
+    ]
+    return hits, bool(records[0]["complete"]) if records else bool(store.run("facts_complete")[0]["complete"])
+
+
+def fact_seeds(facts: Sequence[FactHit], top_n: int) -> dict[str, float]:
+    """Phrase seeds of the kept facts: each subject and object gets fact score / |P_i|, averaged over the
+    kept facts that mention it; the ``top_n`` largest are kept."""
+    total: dict[str, float] = {}
+    count: Counter[str] = Counter()
+    for fact in facts:
+        if not fact.kept:
+            continue
+        for phrase, passages in ((fact.subject, fact.subject_passages), (fact.object, fact.object_passages)):
+            if passages > 0:
+                total[phrase] = total.get(phrase, 0.0) + fact.score / passages
+                count[phrase] += 1
+    averaged = {t: w / count[t] for t, w in total.items() if w > 0}
+    top = sorted(averaged.items(), key=lambda x: (-x[1], x[0]))[:top_n]
+    return dict(top)
+
+
+def recognise(fact_filter: Any, text: str, facts: list[FactHit]) -> str:
+    """Apply the recognition filter to ``facts`` (sets ``kept``); returns what the result reports."""
+    if fact_filter is None or not facts:
+        return "off"
+    try:
+        keep = set(fact_filter.select(text, [f.triple for f in facts]))
+    except Exception as exc:  # noqa: BLE001 - an unusable LLM must not fail retrieval: all facts stay
+        log.warning("recognition filter failed (%s); keeping all %d facts", exc, len(facts))
+        return f"failed: {exc}"
+    for i, fact in enumerate(facts):
+        fact.kept = i in keep
+    return getattr(fact_filter, "name", type(fact_filter).__name__)
