@@ -53,6 +53,7 @@ class Retriever(ABC):
 
     name: ClassVar[str]
     graph: ClassVar[bool] = False  # walks the graph (and may fall back to dense retrieval)
+    links_entities: ClassVar[bool] = False  # links query entities to phrases
 
     def __init__(self, context: RetrievalContext) -> None:
         self.context = context
@@ -62,7 +63,7 @@ class Retriever(ABC):
     @classmethod
     def needs_entities(cls, config: HippoConfig) -> bool:
         """Whether this retriever links query entities under ``config`` (so they are extracted beforehand)."""
-        return False
+        return cls.links_entities
 
     @abstractmethod
     def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:

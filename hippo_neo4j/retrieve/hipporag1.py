@@ -30,10 +30,7 @@ def ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: int) -> 
 class HippoRAG1Retriever(Retriever):
     name = "hipporag1"
     graph = True
-
-    @classmethod
-    def needs_entities(cls, config: HippoConfig) -> bool:
-        return True
+    links_entities = True
 
     def link(self, entities: Sequence[str]) -> list[LinkedEntity]:
         return link_entities(self.store, self.encoder, entities)

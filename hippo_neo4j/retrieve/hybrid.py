@@ -32,10 +32,7 @@ def fuse(graph: Sequence[RetrievedPassage], dense: Sequence[RetrievedPassage], l
 class HybridRetriever(Retriever):
     name = "hybrid"
     graph = True
-
-    @classmethod
-    def needs_entities(cls, config: HippoConfig) -> bool:
-        return True
+    links_entities = True
 
     def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
         depth = max(query.top_k, config.hybrid_depth)
