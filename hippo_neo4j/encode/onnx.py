@@ -5,7 +5,8 @@ A local model folder holds one ``*.onnx`` graph (or ``onnx/*.onnx``) and ``token
 "max_length": N, "query_prefix": "..."}``) when present, else from sentence-transformers' files beside it
 (``1_Pooling/config.json``, ``sentence_bert_config.json``), else mean pooling over at most 512 word pieces.
 
-Environment: ``HIPPO_ENCODER_THREADS`` (default: the cores this process may use), ``HIPPO_ENCODER_BATCH_SIZE``.
+Environment: ``HIPPO_ENCODER_THREADS`` (default: the cores this process may use), ``HIPPO_ENCODER_BATCH_SIZE``
+(texts per onnxruntime run, at most) and ``HIPPO_ENCODER_MAX_TOKENS`` (padded word pieces per run, about).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
     import onnxruntime
     import tokenizers
 
-DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_SIZE = 64  # texts per run at most ...
+DEFAULT_MAX_TOKENS = 1024  # ... and padded word pieces per run: long passages go a few at a time
 _TOKENIZE_CHUNK = 4096  # texts tokenised at once: bounds memory on large inputs
 POOLINGS = ("cls", "mean")
 
@@ -67,6 +69,7 @@ class OnnxEncoder(Encoder):
         dimension: int | None = None,
         known: KnownModel | None = None,
         batch_size: int | None = None,
+        max_tokens: int | None = None,
         threads: int | None = None,
     ) -> None:
         if pooling not in POOLINGS:
@@ -76,6 +79,7 @@ class OnnxEncoder(Encoder):
         self.max_length = int(max_length)
         self.query_prefix = query_prefix
         self.batch_size = batch_size or _env_int("HIPPO_ENCODER_BATCH_SIZE", DEFAULT_BATCH_SIZE)
+        self.max_tokens = max_tokens or _env_int("HIPPO_ENCODER_MAX_TOKENS", DEFAULT_MAX_TOKENS)
         self.threads = threads or _env_int("HIPPO_ENCODER_THREADS", available_cores())
         self._directory = directory
         self._onnx_path = onnx_path
@@ -144,6 +148,8 @@ class OnnxEncoder(Encoder):
             options.inter_op_num_threads = 1
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             options.log_severity_level = 3
+            # idle threads sleep instead of spinning: the cores are shared with the database and the caller
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             try:
                 session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
             except Exception as error:  # onnxruntime raises its own exception types
@@ -198,10 +204,22 @@ class OnnxEncoder(Encoder):
             encodings = self._tokenizer.encode_batch(chunk, add_special_tokens=True)
             lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
             order = np.argsort(lengths, kind="stable")  # similar lengths together: little padding
-            for b in range(0, len(order), self.batch_size):
-                rows = order[b:b + self.batch_size]
-                out[start + rows] = self._run([encodings[i] for i in rows], int(lengths[rows].max()))
+            for rows in self._batches(lengths[order]):
+                picked = order[rows]
+                out[start + picked] = self._run([encodings[i] for i in picked], int(lengths[picked].max()))
         return out
+
+    def _batches(self, sorted_lengths: np.ndarray) -> list[slice]:
+        """Consecutive runs of at most ``batch_size`` texts and about ``max_tokens`` padded word pieces each."""
+        batches, begin = [], 0
+        for end in range(1, len(sorted_lengths) + 1):
+            count = end - begin
+            if count > 1 and (count > self.batch_size or count * int(sorted_lengths[end - 1]) > self.max_tokens):
+                batches.append(slice(begin, end - 1))
+                begin = end - 1
+        if begin < len(sorted_lengths):
+            batches.append(slice(begin, len(sorted_lengths)))
+        return batches
 
     def _run(self, encodings: list[Any], width: int) -> np.ndarray:
         count = len(encodings)
