@@ -106,6 +106,7 @@ def bench(name: str, texts: dict, repeats: int) -> dict:
     for k in (2, 5):
         result[f"recall@{k}"] = recall(queries, vectors["passages"], texts["gold"], k)
     result["passage_vectors"] = vectors["passages"]
+    print(f"{name}: done", file=sys.stderr, flush=True)
     return result
 
 

@@ -170,7 +170,8 @@ class _Progress:
     def close(self, ok: bool) -> None:
         seconds = time.monotonic() - self.start
         end = f"{self.done / 1e6:.1f} MB in {seconds:.1f} s" if ok else "failed"
-        print(f"\r{self.label}: {end}" if self.tty else f"{self.label}: {end}", file=sys.stderr, flush=True)
+        line = f"{self.label}: {end}"
+        print(f"\r{line:<{len(line) + 8}}" if self.tty else line, file=sys.stderr, flush=True)
 
 
 def _download(name: str, artifact: MavenArtifact, url: str, into: IO[bytes], algorithm: str) -> str:
