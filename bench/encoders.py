@@ -1,0 +1,161 @@
+"""Encoder throughput on a dataset's texts: passages, phrases and facts (texts/s), one-query latency (p50 ms),
+cold load time (a fresh process: import, load, first vector), and dense passage recall of the questions.
+
+    python bench/encoders.py --dataset ../shared/datasets/musique_train
+
+Passages are ``title + "\\n" + text`` of corpus.json; phrases the normalised ``extracted_entities`` and facts the
+``extracted_triples`` (joined by spaces) of the OpenIE file, each a sample of --sample (fixed seed); queries the
+questions of questions.json, embedded one at a time as queries. Recall@k ranks all passages by the query's
+dot product against each question's supporting passages. Prints a markdown table; writes bench/out/encoders.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hippo_neo4j.encode import load_encoder  # noqa: E402
+from hippo_neo4j.encode.onnx import available_cores  # noqa: E402
+from hippo_neo4j.text import normalize_phrase  # noqa: E402
+
+ENCODERS = ("bge-small-en-v1.5", "bge-small-en-v1.5-q", "all-MiniLM-L6-v2", "all-MiniLM-L6-v2-q")
+COLD_LOAD = (
+    "import time; t = time.perf_counter(); from hippo_neo4j.encode import load_encoder; "
+    "load_encoder({name!r}).encode(['warm up']); print(time.perf_counter() - t)"
+)
+
+
+def load_texts(dataset: Path, sample: int, seed: int) -> dict:
+    corpus = json.loads((dataset / "corpus.json").read_text())
+    passages = [f"{p['title']}\n{p['text']}" for p in corpus]
+    docs = json.loads(next(dataset.glob("openie_*.json")).read_text())["docs"]
+    phrases = sorted({normalize_phrase(e) for d in docs for e in d.get("extracted_entities", [])} - {""})
+    facts = sorted({" ".join(map(str, t)) for d in docs for t in d.get("extracted_triples", []) if t})
+    rng = random.Random(seed)
+    questions = json.loads((dataset / "questions.json").read_text())
+    index = {text: i for i, text in enumerate(passages)}
+    gold = [
+        {index[f"{p['title']}\n{p['paragraph_text']}"] for p in q["paragraphs"] if p.get("is_supporting")}
+        for q in questions
+    ]
+    return {
+        "passages": passages,
+        "phrases": rng.sample(phrases, min(sample, len(phrases))),
+        "facts": rng.sample(facts, min(sample, len(facts))),
+        "queries": [q["question"] for q in questions],
+        "gold": gold,
+        "sizes": {"phrases_distinct": len(phrases), "facts_distinct": len(facts)},
+    }
+
+
+def cold_load(name: str, repeats: int) -> float:
+    """Median seconds for a fresh process to import the encoder, load it and embed one text."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    runs = []
+    for _ in range(repeats):
+        out = subprocess.run(
+            [sys.executable, "-c", COLD_LOAD.format(name=name)], capture_output=True, text=True, env=env, check=True
+        )
+        runs.append(float(out.stdout.strip().splitlines()[-1]))
+    return statistics.median(runs)
+
+
+def throughput(encoder, texts: list[str]) -> tuple[float, np.ndarray]:
+    started = time.perf_counter()
+    vectors = encoder.encode(texts)
+    return len(texts) / (time.perf_counter() - started), vectors
+
+
+def recall(query_vectors: np.ndarray, passage_vectors: np.ndarray, gold: list[set[int]], k: int) -> float:
+    scores = np.nan_to_num(query_vectors) @ np.nan_to_num(passage_vectors).T
+    top = np.argsort(-scores, axis=1)[:, :k]
+    return float(np.mean([len(g & set(row.tolist())) / len(g) for g, row in zip(gold, top) if g]))
+
+
+def bench(name: str, texts: dict, repeats: int) -> dict:
+    encoder = load_encoder(name)
+    encoder.encode(["fetch and warm up"] * 4)  # fetched once, outside the timings
+    result: dict = {"encoder": name, "dimension": encoder.dimension, "fingerprint": encoder.fingerprint}
+    result["load_s"] = cold_load(name, repeats)
+    vectors = {}
+    for kind in ("passages", "phrases", "facts"):
+        rate, vectors[kind] = throughput(encoder, texts[kind])
+        result[f"{kind}_per_s"] = rate
+        result[f"{kind}_n"] = len(texts[kind])
+    encoder.encode_queries(texts["queries"][:3])
+    latencies, query_vectors = [], []
+    for question in texts["queries"]:
+        started = time.perf_counter()
+        query_vectors.append(encoder.encode_queries([question])[0])
+        latencies.append(1000 * (time.perf_counter() - started))
+    result["query_p50_ms"] = statistics.median(latencies)
+    result["query_p90_ms"] = float(np.percentile(latencies, 90))
+    queries = np.vstack(query_vectors)
+    for k in (2, 5):
+        result[f"recall@{k}"] = recall(queries, vectors["passages"], texts["gold"], k)
+    result["passage_vectors"] = vectors["passages"]
+    print(f"{name}: done", file=sys.stderr, flush=True)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dataset", default=str(ROOT.parent / "shared" / "datasets" / "musique_train"))
+    ap.add_argument("--encoders", default=",".join(ENCODERS), help="comma-separated encoder names")
+    ap.add_argument("--st", action="store_true", help="also sentence-transformers all-MiniLM-L6-v2 (torch)")
+    ap.add_argument("--sample", type=int, default=3000, help="phrases and facts sampled (fixed seed)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--load-repeats", type=int, default=3, help="fresh processes per cold-load time")
+    ap.add_argument("--json", default=str(ROOT / "bench" / "out" / "encoders.json"))
+    args = ap.parse_args()
+
+    texts = load_texts(Path(args.dataset), args.sample, args.seed)
+    names = [n for n in args.encoders.split(",") if n] + (["st:all-MiniLM-L6-v2"] if args.st else [])
+    load_before = os.getloadavg()[0]
+    results = [bench(name, texts, args.load_repeats) for name in names]
+    by_name = {r["encoder"]: r.pop("passage_vectors") for r in results}
+    agreement = {}
+    for quantised, full in (("bge-small-en-v1.5-q", "bge-small-en-v1.5"), ("all-MiniLM-L6-v2-q", "all-MiniLM-L6-v2"),
+                            ("st:all-MiniLM-L6-v2", "all-MiniLM-L6-v2")):
+        if quantised in by_name and full in by_name:
+            cosines = (by_name[quantised] * by_name[full]).sum(axis=1)
+            agreement[f"{quantised} vs {full}"] = {"mean": float(cosines.mean()), "min": float(cosines.min())}
+
+    header = ("| encoder | passages/s | phrases/s | facts/s | query p50 ms | load s | recall@2 | recall@5 |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---:|")
+    rows = [
+        f"| {r['encoder']} | {r['passages_per_s']:.0f} | {r['phrases_per_s']:.0f} | {r['facts_per_s']:.0f} | "
+        f"{r['query_p50_ms']:.1f} | {r['load_s']:.2f} | {r['recall@2']:.3f} | {r['recall@5']:.3f} |"
+        for r in results
+    ]
+    print(header + "\n" + "\n".join(rows))
+    print(f"\n{len(texts['passages'])} passages, {len(texts['phrases'])} phrases, {len(texts['facts'])} facts, "
+          f"{len(texts['queries'])} queries; {available_cores()} cores; "
+          f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
+    for pair, cos in agreement.items():
+        print(f"passage cosine {pair}: mean {cos['mean']:.5f}, min {cos['min']:.5f}")
+
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({
+        "dataset": args.dataset, "sample": args.sample, "seed": args.seed, "cores": available_cores(),
+        "load_average": [load_before, os.getloadavg()[0]], "sizes": texts["sizes"],
+        "results": results, "passage_agreement": agreement,
+    }, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
