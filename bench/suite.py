@@ -147,7 +147,7 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
     retriever = memory.retriever("hipporag2")
     for q in queries:
         vector: list[Any] = []
-        steps["encode"].append(_timed(lambda: vector.append(memory.encoder.encode([q.text])[0])))
+        steps["encode"].append(_timed(lambda: vector.append(memory.encoder.encode_queries([q.text])[0])))
         facts: list[Any] = []
         steps["facts"].append(_timed(lambda: facts.extend(memory.link_facts(vector[0]))))
         seeds = retriever.fact_seeds(facts, cfg)

@@ -25,8 +25,9 @@ from neo4j import Driver
 from .config import ConnectionSettings, HippoConfig
 from .corpus import load_openie
 from .db import connect
-from .encoder import Encoder, shared_encoder
+from .encode import Encoder, shared_encoder
 from .errors import ConfigError
+from .graph import binding
 from .graph import namespace as namespaces
 from .graph.facts import FactStore
 from .graph.indexing import Indexer
@@ -65,11 +66,8 @@ class HippoRAG:
         self._owns_driver = driver is None
         self.driver = driver or connect(self.connection)
         self.store = GraphStore(self.driver, self.database, self.namespace)
-        self.facts = FactStore(self.store, self.encoder)
-        self.indexer = Indexer(self.store, self.encoder, self.facts)
-        self.retrieval = RetrievalContext(
-            self.store, self.encoder, lambda text: self.extractor.query_entities(text), lambda: self.fact_filter
-        )
+        self._use_encoder(self.encoder)
+        self._bound = False
         self.ensure_schema()
 
     # -- lifecycle
@@ -110,11 +108,24 @@ class HippoRAG:
         """Constraints and indexes (idempotent), then wait until every index is online."""
         self.store.ensure_schema(self.encoder.dimension, self.encoder.name)
 
+    def check_encoder(self) -> None:
+        """The namespace's vectors come from this client's encoder, else a ConfigError naming both and the fix
+        (once per client; a namespace indexed for the first time is bound to the encoder then)."""
+        if not self._bound:
+            binding.check(self.store, self.encoder)
+            self._bound = True
+
+    def encoder_binding(self) -> dict[str, Any] | None:
+        """The encoder the namespace is bound to (name, dimension, fingerprint), or None if unbound."""
+        return binding.recorded(self.store)
+
     # -- indexing
 
     def index(self, passages: Iterable[PassageIn | dict[str, Any] | str], *, progress: bool = False) -> IndexReport:
         """Index passages (idempotent: the same id with the same content again is a no-op)."""
         items = [as_passage(p) for p in passages]
+        self.check_encoder()
+        binding.bind(self.store, self.encoder)
         if not self.facts_complete():  # indexed before Fact nodes existed: derive them first, once
             log.warning("namespace %r has no Fact nodes yet (indexed by an older version): deriving them", self.namespace)
             self.rebuild_facts()
@@ -132,6 +143,22 @@ class HippoRAG:
     def facts_complete(self) -> bool:
         """False for a namespace indexed before Fact nodes existed (until :meth:`rebuild_facts`)."""
         return self.facts.complete()
+
+    def reembed(self, encoder: Encoder, *, progress: bool = False) -> dict[str, Any]:
+        """Embed the namespace's passages, phrases and facts again with ``encoder``, link its synonyms again
+        from the new vectors, and bind the namespace to it; this client uses ``encoder`` from then on."""
+        report = namespaces.reembed(self.store, encoder, self.indexer.synonyms, self.config, progress=progress)
+        self._use_encoder(encoder)
+        return report
+
+    def _use_encoder(self, encoder: Encoder) -> None:
+        self.encoder = encoder
+        self.facts = FactStore(self.store, encoder)
+        self.indexer = Indexer(self.store, encoder, self.facts)
+        self.retrieval = RetrievalContext(
+            self.store, encoder, lambda text: self.extractor.query_entities(text), lambda: self.fact_filter
+        )
+        self._bound = True
 
     # -- deleting
 
@@ -167,15 +194,18 @@ class HippoRAG:
         ``filter=False`` skips hipporag2's LLM recognition filter (it is skipped anyway with no LLM).
         """
         preset = MODES[mode]
+        self.check_encoder()
         query = Query(text=text if isinstance(text, str) else "", top_k=top_k,
                       entities=list(entities) if entities is not None else None, use_filter=filter)
         return self.retriever(mode).search(query, preset.config(self.config))
 
     def link_entities(self, entities: Sequence[str]) -> list[LinkedEntity]:
         """Each entity's most similar phrase (top-1 cosine), weighted 1/|P_i| and normalised to sum 1."""
+        self.check_encoder()
         return link_entities(self.store, self.encoder, entities)
 
     def link_facts(self, vector: np.ndarray, top_k: int | None = None) -> list[FactHit]:
         """The query's nearest facts of this namespace (cosine), through the shared fact vector index."""
+        self.check_encoder()
         return link_facts(self.store, vector, top_k or self.config.fact_top_k)[0]
 

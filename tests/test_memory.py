@@ -29,7 +29,7 @@ from hippo_neo4j.config import ConnectionSettings
 from hippo_neo4j.corpus import load_corpus, load_openie
 from hippo_neo4j.graph.indexing import valid_triple as _valid_triple
 from hippo_neo4j.models import as_passage
-from hippo_neo4j.encoder import Encoder, shared_encoder
+from hippo_neo4j.encode import Encoder, shared_encoder
 from hippo_neo4j.errors import ServerError
 from hippo_neo4j.text import normalize_phrase
 
@@ -576,6 +576,10 @@ class FlakyEncoder:
         self.inner = inner
         self.name = inner.name
         self.dimension = inner.dimension
+        self.fingerprint = inner.fingerprint
+
+    def encode_queries(self, texts):
+        return self.encode([self.inner.query_prefix + t for t in texts])
 
     def encode(self, texts):
         vectors = np.array(self.inner.encode(texts), copy=True)

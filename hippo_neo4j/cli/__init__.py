@@ -8,7 +8,9 @@ import click
 
 from .common import HippoGroup, root_connection_options
 from .evaluation import eval_cmd
-from .memory import delete_cmd, demo_cmd, drop_namespace_cmd, import_openie_cmd, index_cmd, rebuild_facts_cmd, stats_cmd
+from .memory import (
+    delete_cmd, demo_cmd, drop_namespace_cmd, import_openie_cmd, index_cmd, rebuild_facts_cmd, reembed_cmd, stats_cmd,
+)
 from .query import ask_cmd, query_cmd
 from .runtime import neo4j_group
 
@@ -23,7 +25,7 @@ def cli(ctx: click.Context, **options: Any) -> None:
 
 
 for command in (
-    neo4j_group, index_cmd, import_openie_cmd, query_cmd, ask_cmd, stats_cmd, rebuild_facts_cmd, delete_cmd,
+    neo4j_group, index_cmd, import_openie_cmd, query_cmd, ask_cmd, stats_cmd, reembed_cmd, rebuild_facts_cmd, delete_cmd,
     drop_namespace_cmd, demo_cmd, eval_cmd,
 ):
     cli.add_command(command)

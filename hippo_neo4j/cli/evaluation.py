@@ -34,7 +34,8 @@ def _write_json(path: str, data: Any) -> None:
               help="Passages retrieved per question (at least 10 are always retrieved, for Recall@10).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, writable=True),
               help="Write the summary and per-question results to this JSON file.")
-@click.option("--namespace", "eval_ns", help="Namespace of the index [default: eval-<dataset dir>, -tau<τ> if τ≠0.8].")
+@click.option("--namespace", "eval_ns",
+              help="Namespace of the index [default: eval-<dataset dir>[-offline]-<encoder>, -tau<τ> if τ≠0.8].")
 @click.option("--synonym-threshold", "tau", type=click.FloatRange(0, 1), default=None,
               help="τ: cosine for SYNONYM edges (shapes the index) [default 0.8].")
 @click.option("--damping", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
@@ -73,7 +74,7 @@ def eval_cmd(
     from .. import evaluation as ev
     from ..config import HippoConfig
     from ..db import connect
-    from ..encoder import shared_encoder
+    from ..encode import shared_encoder
     from ..memory import HippoRAG
 
     say = _say()
@@ -84,13 +85,16 @@ def eval_cmd(
     config = base_config.model_copy(
         update={k: v for k, v in {"synonym_threshold": tau, "damping": damping}.items() if v is not None}
     )
-    base_ns = eval_ns or root_ns or ev.default_namespace(dataset, base_config.synonym_threshold)
+    base_encoder = shared_encoder()
+    base_ns = eval_ns or root_ns or ev.default_namespace(
+        dataset, base_config.synonym_threshold, encoder=base_encoder.name, offline=no_openie
+    )
     namespace = ev.tau_namespace(base_ns, config.synonym_threshold)
     selected = list(dict.fromkeys(modes)) or list(EVAL_DEFAULT)
 
     driver = connect(settings)
     try:
-        encoder = ev.ReusingEncoder(shared_encoder())  # τ variants reuse this index's vectors
+        encoder = ev.ReusingEncoder(base_encoder)  # τ variants reuse this index's vectors
         memory = HippoRAG(settings, namespace=namespace, config=config, driver=driver, encoder=encoder)
         outcome = ev.ensure_index(memory, dataset, reindex=reindex, progress=True, say=say)
         say(f"query entities for {len(dataset.questions)} questions ...")

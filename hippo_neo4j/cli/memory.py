@@ -1,4 +1,4 @@
-"""The memory commands: index, import-openie, stats, rebuild-facts, delete, drop-namespace and demo."""
+"""The memory commands: index, import-openie, stats, reembed, rebuild-facts, delete, drop-namespace and demo."""
 
 from __future__ import annotations
 
@@ -130,7 +130,33 @@ def stats_cmd(ctx: click.Context, as_json: bool) -> None:
     with open_memory(ctx) as memory:
         stats = memory.stats()
         namespace = memory.namespace
-    emit(ctx, {"namespace": namespace, **stats}, "\n".join([f"namespace {namespace}"] + [f"{k} {v}" for k, v in stats.items()]))
+        bound = memory.encoder_binding()
+    encoder = f"{bound['name']} ({bound['dimension']}-d)" if bound else "(none yet)"
+    emit(ctx, {"namespace": namespace, **stats, "encoder": bound},
+         "\n".join([f"namespace {namespace}"] + [f"{k} {v}" for k, v in stats.items()] + [f"encoder {encoder}"]))
+
+
+@click.command("reembed")
+@connection_options()
+@click.option("--encoder", "encoder_name", envvar="HIPPO_ENCODER", default=None,
+              help="The encoder to embed with [env HIPPO_ENCODER; default bge-small-en-v1.5].")
+@json_option
+@click.pass_context
+def reembed_cmd(ctx: click.Context, encoder_name: str | None, as_json: bool) -> None:
+    """Embed the namespace's passages, phrases and facts again with another encoder and link its synonyms
+    again; the namespace is bound to that encoder afterwards."""
+    from ..encode import load_encoder
+    from ..memory import HippoRAG
+
+    encoder = load_encoder(encoder_name)
+    with HippoRAG(connection_settings(ctx), encoder=encoder) as memory:
+        before = memory.encoder_binding()
+        report = memory.reembed(encoder, progress=not as_json)
+    report["before"] = before
+    was = f"{before['name']}" if before else "nothing"
+    emit(ctx, report, f"re-embedded namespace {report['namespace']!r} ({was} -> {report['encoder']}): "
+         f"{report['passages']} passages, {report['phrases']} phrases, {report['facts']} facts; "
+         f"{report['synonym_edges']} synonym edges")
 
 
 @click.command("rebuild-facts")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ConfigError
-from . import Encoder, KnownModel
+from .base import Encoder, KnownModel
 from .fetch import MANIFEST, ONNX_FILE, TOKENIZER_FILE, fetch_model, file_sha256, read_manifest, settings_digest
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from . import Encoder
+from .base import Encoder
 from .fetch import file_sha256, settings_digest
 
 PACKAGED = "all-MiniLM-L6-v2"

@@ -108,10 +108,14 @@ def load_dataset(path: str | Path, *, use_openie: bool = True) -> Dataset:
     return Dataset(root.name, root, passages, questions, openie, unmatched)
 
 
-def default_namespace(dataset: Dataset | str, synonym_threshold: float = _DEFAULT_TAU) -> str:
-    """``eval-<dataset dir>``, with ``-tau<τ>`` when τ is not the default (τ shapes the index)."""
+def default_namespace(
+    dataset: Dataset | str, synonym_threshold: float = _DEFAULT_TAU, *, encoder: str | None = None, offline: bool = False
+) -> str:
+    """``eval-<dataset dir>``, then ``-offline`` when the dataset's OpenIE file is ignored, ``-<encoder>`` when one
+    is named, and ``-tau<τ>`` when τ is not the default: each shapes the index, so each gets its own namespace."""
     name = dataset.name if isinstance(dataset, Dataset) else str(dataset)
-    base = "eval-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+    parts = [name] + (["offline"] if offline else []) + ([encoder] if encoder else [])
+    base = "eval-" + "-".join(re.sub(r"[^A-Za-z0-9_.-]+", "_", p) for p in parts)
     return tau_namespace(base, synonym_threshold)
 
 

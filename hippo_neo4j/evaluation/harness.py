@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..config import HippoConfig
-from ..encoder import Encoder
+from ..encode import Encoder
 from ..errors import ConfigError, HippoError
 from ..memory import HippoRAG
 from ..models import IndexReport, PassageIn
@@ -121,7 +121,7 @@ def ensure_index(
     return IndexOutcome(memory.namespace, fp, False, data)
 
 
-class ReusingEncoder(Encoder):
+class ReusingEncoder:
     """An encoder that first looks a text up among vectors it has seen: its own earlier results, and those
     read back from an index of the same corpus (:meth:`remember`). Embeddings are deterministic per text and
     model, so a τ variant of an index reuses the base index's vectors instead of re-embedding the corpus."""
@@ -129,17 +129,17 @@ class ReusingEncoder(Encoder):
     def __init__(self, base: Encoder) -> None:
         self.base = base
         self.name = base.name
-        self.batch_size = base.batch_size
+        self.query_prefix = base.query_prefix
         self.known: dict[str, np.ndarray] = {}
         self.reused = 0
 
     @property
-    def model(self):  # noqa: ANN201 - the base's SentenceTransformer
-        return self.base.model
-
-    @property
     def dimension(self) -> int:
         return self.base.dimension
+
+    @property
+    def fingerprint(self) -> str:
+        return self.base.fingerprint
 
     def remember(self, memory: HippoRAG) -> int:
         """Learn the phrase and passage vectors of ``memory``'s namespace (same encoder required)."""
@@ -155,7 +155,8 @@ class ReusingEncoder(Encoder):
                 self.known[text] = np.asarray(r["e"], dtype=np.float32)
         return len(self.known) - before
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
         missing = [t for t in dict.fromkeys(texts) if t not in self.known]
         self.reused += len(texts) - len(missing)
         if missing:
@@ -164,6 +165,9 @@ class ReusingEncoder(Encoder):
         if not texts:
             return self.base.encode([])
         return np.stack([self.known[t] for t in texts])
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode([self.query_prefix + t for t in texts])
 
 
 ENTITY_SOURCES = ("extractor", "named", "named-else-extractor", "gold")

@@ -271,14 +271,14 @@ class InProcess:
 
     def hipporag2(self, text: str, config: Any, top_k: int) -> list[tuple[str, float]]:
         found = self.ref.hipporag2(
-            self.encoder.encode([text])[0], fact_top_k=config.fact_top_k, top_phrases=config.link_top_phrases,
+            self.encoder.encode_queries([text])[0], fact_top_k=config.fact_top_k, top_phrases=config.link_top_phrases,
             passage_weight=config.passage_node_weight, damping=config.damping, top_k=top_k,
             tol=config.ppr_tolerance, max_iter=config.ppr_max_iterations,
         )
         return found["passages"]
 
     def dense(self, text: str, top_k: int) -> list[tuple[str, float]]:
-        vector = self.encoder.encode([text])[0]
+        vector = self.encoder.encode_queries([text])[0]
         return self._top(np.nan_to_num(self.passage_vectors, nan=-1.0) @ vector, top_k)
 
     def bm25(self, text: str, top_k: int) -> list[tuple[str, float]]:

@@ -1,15 +1,19 @@
 """Namespaces and deletion: removing passages with exactly their contribution to the graph, dropping a whole
-namespace with its projections, and its sizes."""
+namespace with its projections, its sizes, and re-embedding it with another encoder."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
+from ..config import HippoConfig
 from ..db import cypher
+from ..errors import ConfigError
 from ..models import DeleteReport
 from ..text import scrub
-from . import projection
-from .store import GraphStore
+from . import binding, projection
+from .indexing import progress_bar
+from .store import GraphStore, finite_or_none
+from .synonyms import SynonymLinker
 
 
 def delete_passages(store: GraphStore, passage_ids: Sequence[str], batch_size: int) -> DeleteReport:
@@ -36,3 +40,43 @@ def drop_namespace(store: GraphStore) -> dict[str, int]:
         session.run("MATCH (n:HippoNamespace {name: $ns}) DELETE n", ns=store.namespace).consume()
     projection.drop(store.driver, store.database, store.namespace)
     return before
+
+
+def reembed(store: GraphStore, encoder: Any, linker: SynonymLinker, config: HippoConfig, *, progress: bool = False) -> dict[str, Any]:
+    """Embed every passage, phrase and fact of the namespace with ``encoder``, rebuild its SYNONYM edges from the
+    new vectors (τ of ``config``), and bind the namespace to ``encoder``. The graph then equals a fresh index
+    made with ``encoder``. The vector indexes have one dimension for all namespaces: another one is refused."""
+    dimension = store.driver.execute_query(
+        "SHOW VECTOR INDEXES YIELD name, options WHERE name = 'hippo_phrase_embedding' "
+        "RETURN options.indexConfig['vector.dimensions'] AS dim",
+        database_=store.database,
+    ).records
+    if dimension and dimension[0]["dim"] != encoder.dimension:
+        raise ConfigError(
+            f"Encoder {encoder.name!r} makes {encoder.dimension}-d vectors, but this database's vector indexes hold "
+            f"{dimension[0]['dim']}-d ones for every namespace. Re-embed into another database, or choose an encoder "
+            f"of {dimension[0]['dim']} dimensions."
+        )
+    rows = store.run("embedding_texts")
+    counts = {"passage": 0, "phrase": 0, "fact": 0}
+    size = max(1, config.batch_size)
+    phrases: list[dict[str, Any]] = []
+    with progress_bar(progress, len(rows), f"re-embedding {store.namespace!r} with {encoder.name}") as advance:
+        for kind in counts:
+            todo = [r for r in rows if r["kind"] == kind]
+            for start in range(0, len(todo), size):
+                chunk = todo[start : start + size]
+                vectors = encoder.encode([r["text"] for r in chunk])
+                batch = [{"key": r["key"], "embedding": finite_or_none(v)} for r, v in zip(chunk, vectors)]
+                store.write_statement(f"set_{kind}_embeddings", rows=batch)
+                if kind == "phrase":
+                    phrases += [{"text": b["key"], "embedding": b["embedding"]} for b in batch if b["embedding"] is not None]
+                counts[kind] += len(chunk)
+                advance(len(chunk))
+    store.write_statement("delete_synonyms")
+    synonyms = 0
+    for start in range(0, len(phrases), size):
+        synonyms += linker.link(phrases[start : start + size], config)
+    binding.bind(store, encoder)
+    return {"namespace": store.namespace, "encoder": encoder.name, "passages": counts["passage"],
+            "phrases": counts["phrase"], "facts": counts["fact"], "synonym_edges": stats(store)["synonym_edges"]}

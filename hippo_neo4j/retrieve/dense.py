@@ -21,7 +21,7 @@ class DenseRetriever(Retriever):
         if not text.strip():
             return RetrievalResult(query=text, mode=self.name)
         if vector is None:
-            vector = self.encoder.encode([text])[0]
+            vector = self.encoder.encode_queries([text])[0]
         if not usable(vector):
             return RetrievalResult(query=text, mode=self.name)
         for k in widening(max(4 * top_k, 50)):  # the index spans namespaces: widen until top_k remain

@@ -48,7 +48,7 @@ class HippoRAG2Retriever(Retriever):
 
     def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
         text, top_k, cfg = query.text, query.top_k, config
-        vector = self.encoder.encode([text])[0] if text.strip() else None
+        vector = self.encoder.encode_queries([text])[0] if text.strip() else None
         result = RetrievalResult(query=text, mode=self.name)
         if cfg.linking == "entity":
             result.entities = list(query.entities) if query.entities is not None else list(self.context.query_entities(text))
