@@ -169,6 +169,21 @@ def test_parse_helpers():
     assert parse_triples('Partial: {"triples": [["A", "b", "C"]')[0] == [["A", "b", "C"]]
 
 
+def test_parse_real_small_model_output():
+    # SmolLM2-135M through llama.cpp's json_object + schema grammar: a fence and prose inside the last
+    # string, with raw newlines. The fence is not where the JSON is; the complete triple is kept.
+    answer = (
+        '{"triples": [["Alan Turing", "Bletchley Park", "King\'s College"], ["Alan Turing", "2019", "Sunderland '
+        "University of Science]]}\n```\nThe original passage is a bit long and hard to read. Here's an example:"
+        '\n\n{\n  " ] ] }'
+    )
+    triples, repaired = parse_triples(answer)
+    assert triples[0] == ["Alan Turing", "Bletchley Park", "King's College"] and len(triples) == 2
+    assert not repaired and triples[1][2].startswith("Sunderland University of Science]]}\n```")
+    # a fence before the JSON still holds it
+    assert parse_entities('Sure!\n```json\n{"named_entities": ["A"]}\n```\n{"x": 1}')[0] == ["A"]
+
+
 # -- retries, fallbacks -----------------------------------------------------------------------------------------
 
 
