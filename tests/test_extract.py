@@ -342,6 +342,16 @@ def test_max_tokens_refused_then_max_completion_tokens(llm_env, fake_openai, cap
     assert not {"max_tokens", "max_completion_tokens"} & set(fake_openai.requests[-1])
 
 
+def test_a_too_large_budget_is_not_taken_for_an_unsupported_parameter(llm_env, fake_openai):
+    # vLLM's words when prompt + max_tokens exceed the context: a bad value for this call, nothing to learn
+    fake_openai.script(error_reply(400, "'max_tokens' or 'max_completion_tokens' is too large: 4000. This model's "
+                                        "maximum context length is 2048 tokens and your request has 900 input tokens"))
+    extractor = LLMExtractor(settings_for(fake_openai))
+    assert extractor.extract([SAMPLE]) == [None]
+    assert "is too large" in extractor.failures[0].error and len(fake_openai.requests) == 1
+    assert extractor.chat.profile.token_param == "max_tokens"
+
+
 def test_truncated_answer_with_nothing_usable_is_asked_once_more_then_recorded(llm_env, fake_openai):
     cut = '{"named_entities": ["Thomas S'
 

@@ -435,6 +435,13 @@ NEGOTIATION_TTL = 30 * 24 * 3600.0  # a remembered negotiation is redone after 3
 _FORMAT_ERROR = re.compile(
     r"response_format|response format|json_schema|json_object|structured output|guided|grammar", re.IGNORECASE
 )
+# how servers say that a parameter (not its value) is unsupported: OpenAI "Unsupported parameter: 'max_tokens'
+# ... Use 'max_completion_tokens' instead", "Unsupported value: 'temperature' does not support 0", pydantic
+# "Extra inputs are not permitted"
+_UNSUPPORTED = re.compile(
+    r"unsupported|not supported|does not support|unknown|unrecogni[sz]ed|not permitted|not allowed|extra (inputs|fields)"
+    r"|use '?max_completion_tokens"
+)
 _SECRETISH = re.compile(r"\b(sk-[A-Za-z0-9_\-]{2})[A-Za-z0-9_\-]{4,}")
 # llama-cpp-python's grammar honours string lengths; an upper bound keeps a rambling model from filling the
 # budget with one endless string (of the 52,306 strings in GPT-3.5's MuSiQue triples, 99.9% have at most 75
@@ -508,6 +515,8 @@ def _rejected_option(exc: BaseException, kwargs: dict[str, Any]) -> str | None:
     if status not in (400, 422):
         return None
     lowered = text.lower()
+    if not _UNSUPPORTED.search(lowered):
+        return None  # e.g. "max_tokens is too large": a bad value for this request, not an unknown option
     for option in ("max_completion_tokens", "max_tokens", "temperature"):
         if option in kwargs and option in lowered:
             return option
