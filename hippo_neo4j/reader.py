@@ -6,7 +6,9 @@ Like HippoRAG's reader, the model reasons step by step and ends with a line ``An
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 import re
 import string
 from collections import Counter
@@ -15,11 +17,15 @@ from typing import Iterable, Sequence
 
 import openai
 
-from .extract.llm import TRIPLES_SCHEMA, CallFailed, ChatClient, LLMSettings, parse_json_list
+from .extract.llm import CallFailed, ChatClient, LLMSettings, parse_json_list, triples_schema
 from .models import PassageIn
 from .text import normalize_phrase
 
+log = logging.getLogger(__name__)
+
 READER_PROMPT_VERSION = "r1"
+# token budget of the reader's answer (reasoning + answer line) unless HIPPO_LLM_MAX_TOKENS sets one
+READER_MAX_TOKENS = 1024
 
 READER_SYSTEM = (
     "You answer questions using only the numbered passages the user gives. Think it through step by "
@@ -40,6 +46,7 @@ class ReaderAnswer:
     reasoning: str
     raw: str
     parsed: bool  # False when the model wrote no "Answer:" line (the answer is then its last line)
+    truncated: bool = False  # the model was cut off at the token budget
 
 
 def parse_answer(text: str) -> ReaderAnswer:
@@ -80,8 +87,12 @@ class Reader:
 
     def answer(self, question: str, passages: Sequence[str | PassageIn]) -> ReaderAnswer:
         """Ask the model; raises LLMError if the endpoint is unusable, CallFailed if this call failed."""
-        raw = self.chat.complete(reader_messages(question, passages))
-        return parse_answer(raw)
+        result = self.chat.chat(reader_messages(question, passages), max_tokens=READER_MAX_TOKENS)
+        answer = parse_answer(result.text)
+        if result.truncated:
+            log.warning("the reader's answer was cut off at max_tokens=%s", result.max_tokens)
+            answer = dataclasses.replace(answer, truncated=True)
+        return answer
 
 
 FILTER_PROMPT_VERSION = "f1"
@@ -111,7 +122,11 @@ class RecognitionFilter:
         """Indices of the kept triples. A returned triple that matches no candidate (after normalisation)
         is ignored: the filter chooses among the retrieved facts, it never adds one. Raises LLMError,
         CallFailed or ResponseParseError when the model's answer is unusable."""
-        raw = self.chat.complete(filter_messages(question, triples), TRIPLES_SCHEMA, "triples")
+        messages = filter_messages(question, triples)
+        # it copies at most every candidate back: about a token per 4 characters of the facts, doubled
+        budget = 64 + len(messages[-1]["content"]) // 2
+        schema = triples_schema(max(1, len(triples)))
+        raw = self.chat.complete(messages, schema, "triples", max_tokens=budget)
         answer, _ = parse_json_list(raw, "triples")
         key = lambda t: tuple(normalize_phrase(str(x)) for x in t)  # noqa: E731
         index = {key(t): i for i, t in reversed(list(enumerate(triples)))}

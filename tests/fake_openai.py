@@ -3,8 +3,10 @@
 It implements ``POST /v1/chat/completions`` and ``GET /v1/models``. Answers come from a pluggable
 *responder* (request JSON -> assistant text, a :class:`Reply`, or a dict taken as the JSON answer). Faults are
 scripted: a queue of replies served before the responder (status codes with headers, HTML or non-JSON
-bodies, odd content), per-request rules (reject a ``response_format`` type, unknown model -> 404
-``model_not_found``, wrong key -> 401), and ``die_after(n)``: after ``n`` chat answers the server drops the
+bodies, odd content), per-request rules (reject a ``response_format`` type, or behave like llama-cpp-python's
+server, which answers ``json_schema`` with HTTP 500 and takes ``json_object`` with an optional ``schema``;
+reject request parameters such as ``max_tokens``; unknown model -> 404 ``model_not_found``, wrong key -> 401),
+and ``die_after(n)``: after ``n`` chat answers the server drops the
 next request and stops listening, like a process killed mid-run.
 
 :class:`MusiqueReplay` answers with the real GPT-3.5 NER / OpenIE outputs recorded in the HippoRAG release.
@@ -54,6 +56,19 @@ def error_reply(status: int, message: str, code: str | None = None, type_: str =
     )
 
 
+def llama_cpp_format_error(fmt: str) -> str:
+    """The message llama-cpp-python 0.3.36's server sends (with HTTP 500) for a response_format it lacks."""
+    return LLAMA_CPP_FORMAT_ERROR.replace("json_schema", fmt)
+
+
+# recorded from llama-cpp-python 0.3.36 (its install path shortened)
+LLAMA_CPP_FORMAT_ERROR = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "
+    "\"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or "
+    "'json_object'\"}}\n\n  File \"site-packages/llama_cpp/server/app.py\", line 376, in "
+    "create_chat_completion\n    POST /v1/chat/completions"
+)
+
 HTML_PAGE = "<!DOCTYPE html><html><head><title>Welcome</title></head><body><h1>It works!</h1></body></html>"
 
 Responder = Callable[[dict[str, Any]], "Reply | str | dict[str, Any]"]
@@ -74,11 +89,17 @@ class FakeOpenAI:
         models: set[str] | None = None,
         api_keys: set[str] | None = None,
         reject_formats: set[str] | None = None,
+        llama_cpp: bool = False,
+        reject_params: set[str] | None = None,
     ) -> None:
         self.responder: Responder = responder or echo_responder
         self.models = models  # None: any model name is served
         self.api_keys = api_keys  # None: any key is accepted
+        # response_format types ("json_schema", "json_object") or "json_object+schema" (json_object with a
+        # schema key) answered with OpenAI's 400
         self.reject_formats = set(reject_formats or ())
+        self.llama_cpp = llama_cpp  # json_schema -> llama-cpp-python's HTTP 500
+        self.reject_params = set(reject_params or ())  # e.g. {"max_tokens"}: OpenAI's 400 for reasoning models
         self.requests: list[dict[str, Any]] = []  # every chat request body received
         self.answered = 0  # chat requests answered with 200
         self._script: deque[Reply | Callable[[dict[str, Any]], Reply | None]] = deque()
@@ -216,9 +237,20 @@ class FakeOpenAI:
             return error_reply(
                 404, f"The model `{model}` does not exist or you do not have access to it.", "model_not_found"
             )
-        fmt = (request.get("response_format") or {}).get("type")
-        if fmt in self.reject_formats:
+        response_format = request.get("response_format") or {}
+        fmt = response_format.get("type")
+        mode = "json_object+schema" if fmt == "json_object" and "schema" in response_format else fmt
+        if fmt in self.reject_formats or mode in self.reject_formats:
             return error_reply(400, f"Invalid parameter: 'response_format' of type '{fmt}' is not supported with this model.")
+        if self.llama_cpp and fmt not in (None, "text", "json_object"):
+            return Reply(status=500, body={"error": {"message": llama_cpp_format_error(fmt), "type": "internal_server_error",
+                                                     "param": None, "code": None}})
+        for param in sorted(self.reject_params):
+            if param in request:
+                return error_reply(
+                    400, f"Unsupported parameter: '{param}' is not supported with this model. Use "
+                    f"'max_completion_tokens' instead.", "unsupported_parameter",
+                )
         return None
 
     @staticmethod

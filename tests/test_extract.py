@@ -18,6 +18,8 @@ from hippo_neo4j.extract import ExtractionFailure, make_extractor
 from hippo_neo4j.extract.cache import CachedExtractor, ExtractionCache, default_cache_path
 from hippo_neo4j.extract.llm import (
     PLACEHOLDER_KEY,
+    EndpointProfile,
+    NegotiationStore,
     PROMPT_VERSION,
     LLMExtractor,
     LLMSettings,
@@ -167,6 +169,21 @@ def test_parse_helpers():
     assert parse_triples('Partial: {"triples": [["A", "b", "C"]')[0] == [["A", "b", "C"]]
 
 
+def test_parse_real_small_model_output():
+    # SmolLM2-135M through llama.cpp's json_object + schema grammar: a fence and prose inside the last
+    # string, with raw newlines. The fence is not where the JSON is; the complete triple is kept.
+    answer = (
+        '{"triples": [["Alan Turing", "Bletchley Park", "King\'s College"], ["Alan Turing", "2019", "Sunderland '
+        "University of Science]]}\n```\nThe original passage is a bit long and hard to read. Here's an example:"
+        '\n\n{\n  " ] ] }'
+    )
+    triples, repaired = parse_triples(answer)
+    assert triples[0] == ["Alan Turing", "Bletchley Park", "King's College"] and len(triples) == 2
+    assert not repaired and triples[1][2].startswith("Sunderland University of Science]]}\n```")
+    # a fence before the JSON still holds it
+    assert parse_entities('Sure!\n```json\n{"named_entities": ["A"]}\n```\n{"x": 1}')[0] == ["A"]
+
+
 # -- retries, fallbacks -----------------------------------------------------------------------------------------
 
 
@@ -196,18 +213,19 @@ def test_retries_give_up_and_fail_the_passage(llm_env, fake_openai, caplog):
     assert len(fake_openai.requests) == 3
 
 
-def test_json_schema_rejected_falls_back_to_json_mode(llm_env, musique_docs, caplog):
+def test_json_schema_rejected_falls_back_to_llama_schema_extension(llm_env, musique_docs, caplog):
     docs = musique_docs[:3]
     with FakeOpenAI(MusiqueReplay(docs), reject_formats={"json_schema"}) as server:
         extractor = LLMExtractor(settings_for(server, concurrency=1))
         with caplog.at_level(logging.WARNING):
             results = extractor.extract(passages_of(docs))
         assert [r.triples for r in results] == [d["extracted_triples"] for d in docs]
-        assert extractor.chat.format_mode == "json_object"
+        assert extractor.chat.format_mode == "json_object+schema"
         formats = [(r.get("response_format") or {}).get("type") for r in server.requests]
-        # the first call tried the schema once; every later call went straight to JSON mode
+        # the first call tried the schema once; every later call went straight to JSON mode + schema
         assert formats == ["json_schema"] + ["json_object"] * 6
-        assert any("falling back to json_object" in r.getMessage() for r in caplog.records)
+        assert all("schema" in r["response_format"] for r in server.requests[1:])
+        assert any("falling back to json_object+schema" in r.getMessage() for r in caplog.records)
 
 
 def test_json_mode_rejected_too_falls_back_to_plain(llm_env, musique_docs):
@@ -218,6 +236,145 @@ def test_json_mode_rejected_too_falls_back_to_plain(llm_env, musique_docs):
         assert [r.named_entities for r in results] == [d["extracted_entities"] for d in docs]
         assert extractor.chat.format_mode == "none"
         assert "response_format" not in server.requests[-1]
+        assert len(server.requests) == 3 + 4  # three refusals on the first call, then two calls a passage
+
+
+def test_llama_cpp_500_on_json_schema_falls_back_at_once_and_is_remembered(llm_env, musique_docs, caplog):
+    """llama-cpp-python answers json_schema with HTTP 500: a refusal, not an outage (no retry, no backoff)."""
+    docs = musique_docs[:3]
+    passages = passages_of(docs)
+    with FakeOpenAI(MusiqueReplay(docs), llama_cpp=True) as server:
+        # a backoff that would show: five attempts of 1 s each would take far longer than this test may
+        settings = settings_for(server, concurrency=2, backoff_initial=1.0, backoff_max=1.0)
+        extractor = LLMExtractor(settings)
+        with caplog.at_level(logging.WARNING):
+            results = extractor.extract(passages)
+        assert [r.triples for r in results] == [d["extracted_triples"] for d in docs]
+        assert extractor.failures == [] and extractor.stats.retries == 0
+        assert not any("retrying" in r.getMessage() for r in caplog.records)
+        rejected = [r for r in server.requests if r["response_format"]["type"] == "json_schema"]
+        assert 1 <= len(rejected) <= 2  # the first call of each of the two workers at most
+        assert len(server.requests) == len(rejected) + 6
+        sent = [r["response_format"] for r in server.requests if r["response_format"]["type"] == "json_object"]
+        assert len(sent) == 6 and all(f["schema"]["additionalProperties"] is False for f in sent)
+        record = json.loads((llm_env.parent / "llm-endpoints.json").read_text())["endpoints"]
+        [(key, profile)] = record.items()
+        assert key == f"{server.base_url} gpt-4o-mini"
+        assert profile["response_format"] == "json_object+schema" and profile["verified"] is True
+        assert "Input should be" in profile["rejected"]["json_schema"]
+        assert SECRET not in json.dumps(record)
+
+        # a new client (the next CLI run) starts from what was learnt: no json_schema request at all
+        before = len(server.requests)
+        again = LLMExtractor(settings_for(server))
+        assert again.query_entities("Who founded the Journal of Mathematical Physics?") == []
+        assert again.chat.remembered and again.chat.format_mode == "json_object+schema"
+        assert [r["response_format"]["type"] for r in server.requests[before:]] == ["json_object"]
+
+        # with remembering off, it negotiates again
+        fresh = LLMExtractor(settings_for(server, negotiation_file="off"))
+        fresh.query_entities("Who founded it?")
+        assert not fresh.chat.remembered
+        assert [r["response_format"]["type"] for r in server.requests[before + 1:]] == ["json_schema", "json_object"]
+
+
+def test_remembered_negotiation_expires_and_survives_a_corrupt_file(llm_env, fake_openai):
+    path = llm_env.parent / "llm-endpoints.json"
+    store = NegotiationStore(path)
+    stale = EndpointProfile(response_format="none", updated_at=1.0)  # 1970: older than the TTL
+    store.put(fake_openai.base_url, "gpt-4o-mini", stale)
+    extractor = LLMExtractor(settings_for(fake_openai))
+    extractor.query_entities("Where is Stanford?")
+    assert fake_openai.requests[-1]["response_format"]["type"] == "json_schema"
+    assert store.get(fake_openai.base_url, "gpt-4o-mini").verified
+    path.write_text("{not json")
+    assert LLMExtractor(settings_for(fake_openai)).query_entities("Where is Stanford?") == []
+    assert fake_openai.requests[-1]["response_format"]["type"] == "json_schema"
+
+
+def test_a_500_that_is_not_about_the_format_is_still_retried(llm_env, fake_openai):
+    fake_openai.script(error_reply(500, "CUDA out of memory", type_="server_error"),
+                       error_reply(503, "loading model", type_="server_error"))
+    extractor = LLMExtractor(settings_for(fake_openai))
+    assert extractor.extract([SAMPLE]) == [Extraction()]
+    assert extractor.stats.retries == 2 and extractor.chat.format_mode == "json_schema"
+    assert [r["response_format"]["type"] for r in fake_openai.requests] == ["json_schema"] * 4
+
+
+def test_lists_and_token_budgets_are_bounded(llm_env, fake_openai):
+    extractor = LLMExtractor(settings_for(fake_openai))
+    long = PassageIn(title="Long", text=" ".join(["word"] * 200))
+    extractor.extract([SAMPLE, long])
+    by_text = {}
+    for r in fake_openai.requests:
+        schema = r["response_format"]["json_schema"]["schema"]
+        key = "long" if "word word" in r["messages"][-1]["content"] else "short"
+        by_text.setdefault(key, []).append((schema, r["max_tokens"]))
+    for key, calls in by_text.items():
+        (ner, ner_tokens), (ie, ie_tokens) = sorted(calls, key=lambda c: "triples" in c[0]["properties"])
+        entities = ner["properties"]["named_entities"]["maxItems"]
+        triples = ie["properties"]["triples"]
+        assert triples["items"]["minItems"] == triples["items"]["maxItems"] == 3
+        # the budget leaves room for every allowed item
+        assert ner_tokens >= 8 * entities and ie_tokens >= 20 * triples["maxItems"]
+    short_items = {c[0]["properties"].get("triples", c[0]["properties"].get("named_entities"))["maxItems"] for c in by_text["short"]}
+    long_items = {c[0]["properties"].get("triples", c[0]["properties"].get("named_entities"))["maxItems"] for c in by_text["long"]}
+    assert max(short_items) < min(long_items) and max(long_items) <= 128
+
+    # a fixed budget from the settings wins
+    fixed = LLMExtractor(settings_for(fake_openai, max_tokens=77))
+    fixed.query_entities("Where?")
+    assert fake_openai.requests[-1]["max_tokens"] == 77
+
+
+def test_max_tokens_refused_then_max_completion_tokens(llm_env, fake_openai, caplog):
+    fake_openai.reject_params = {"max_tokens"}
+    extractor = LLMExtractor(settings_for(fake_openai))
+    with caplog.at_level(logging.WARNING):
+        assert extractor.extract([SAMPLE]) == [Extraction()]
+    assert "max_tokens" in fake_openai.requests[0] and "max_tokens" not in fake_openai.requests[1]
+    assert fake_openai.requests[1]["max_completion_tokens"] > 0 and len(fake_openai.requests) == 3
+    assert extractor.chat.profile.token_param == "max_completion_tokens" and extractor.stats.retries == 0
+    # a server that takes neither gets no budget at all
+    fake_openai.reject_params = {"max_tokens", "max_completion_tokens"}
+    nothing = LLMExtractor(settings_for(fake_openai, negotiation_file="off"))
+    assert nothing.extract([SAMPLE]) == [Extraction()]
+    assert not {"max_tokens", "max_completion_tokens"} & set(fake_openai.requests[-1])
+
+
+def test_a_too_large_budget_is_not_taken_for_an_unsupported_parameter(llm_env, fake_openai):
+    # vLLM's words when prompt + max_tokens exceed the context: a bad value for this call, nothing to learn
+    fake_openai.script(error_reply(400, "'max_tokens' or 'max_completion_tokens' is too large: 4000. This model's "
+                                        "maximum context length is 2048 tokens and your request has 900 input tokens"))
+    extractor = LLMExtractor(settings_for(fake_openai))
+    assert extractor.extract([SAMPLE]) == [None]
+    assert "is too large" in extractor.failures[0].error and len(fake_openai.requests) == 1
+    assert extractor.chat.profile.token_param == "max_tokens"
+
+
+def test_truncated_answer_with_nothing_usable_is_asked_once_more_then_recorded(llm_env, fake_openai):
+    cut = '{"named_entities": ["Thomas S'
+
+    fake_openai.responder = lambda req: Reply(content=cut, finish_reason="length")
+    cache = ExtractionCache(llm_env)
+    extractor = CachedExtractor(LLMExtractor(settings_for(fake_openai)), cache)
+    assert extractor.extract([SAMPLE]) == [None]
+    budgets = [r["max_tokens"] for r in fake_openai.requests]
+    assert len(budgets) == 2 and budgets[1] == 4 * budgets[0]  # once more, with four times the budget
+    [failure] = cache.failures(extractor.name)
+    assert failure.raw == cut and "cut off at max_tokens" in failure.error
+    assert extractor.inner.stats.truncated == 2
+
+    # cut off after complete items: those are kept, no second call
+    fake_openai.requests.clear()
+    fake_openai.responder = lambda req: Reply(
+        content='{"triples": [["Thomas Südhof", "works at", "Stanford University"], ["Thomas'
+        if "triples" in req["messages"][0]["content"] else '{"named_entities": ["Thomas Südhof", "Stanford Univ',
+        finish_reason="length")
+    again = LLMExtractor(settings_for(fake_openai))
+    [result] = again.extract([SAMPLE])
+    assert result == Extraction(named_entities=["Thomas Südhof"], triples=TRIPLES)
+    assert len(fake_openai.requests) == 2 and again.stats.repaired == 2
 
 
 # -- interruption and resume ------------------------------------------------------------------------------------
