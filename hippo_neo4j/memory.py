@@ -94,7 +94,7 @@ class HippoRAG:
     def fact_filter(self) -> Any:
         """hipporag2's recognition filter: the LLM one when an LLM is configured ("auto"), else None."""
         if self._fact_filter == "auto":
-            from .extract.llm import llm_configured
+            from .llm.settings import llm_configured
 
             if llm_configured():
                 from .reader import RecognitionFilter

@@ -17,7 +17,11 @@ from typing import Iterable, Sequence
 
 import openai
 
-from .extract.llm import CallFailed, ChatClient, LLMSettings, parse_json_list, triples_schema
+from .extract.llm import triples_schema
+from .llm.client import ChatClient
+from .llm.negotiation import CallFailed
+from .llm.parsing import parse_json_list
+from .llm.settings import LLMSettings
 from .models import PassageIn
 from .text import normalize_phrase
 

@@ -16,18 +16,10 @@ import pytest
 from hippo_neo4j.errors import ConfigError, HippoError, LLMError
 from hippo_neo4j.extract import ExtractionFailure, make_extractor
 from hippo_neo4j.extract.cache import CachedExtractor, ExtractionCache, default_cache_path
-from hippo_neo4j.extract.llm import (
-    PLACEHOLDER_KEY,
-    EndpointProfile,
-    NegotiationStore,
-    PROMPT_VERSION,
-    LLMExtractor,
-    LLMSettings,
-    ResponseParseError,
-    estimate_cost,
-    parse_entities,
-    parse_triples,
-)
+from hippo_neo4j.extract.llm import PROMPT_VERSION, LLMExtractor, estimate_cost
+from hippo_neo4j.llm.negotiation import EndpointProfile, NegotiationStore
+from hippo_neo4j.llm.parsing import ResponseParseError, parse_entities, parse_triples
+from hippo_neo4j.llm.settings import PLACEHOLDER_KEY, LLMSettings
 from hippo_neo4j.extract.offline import OfflineExtractor
 from hippo_neo4j.models import Extraction, PassageIn
 from hippo_neo4j.reader import Reader, exact_match, f1, normalize_answer, parse_answer
@@ -193,7 +185,7 @@ def test_429_and_500_are_retried_with_logging(llm_env, fake_openai, caplog):
         error_reply(500, "The server had an error", type_="server_error"),
     )
     extractor = LLMExtractor(settings_for(fake_openai))
-    with caplog.at_level(logging.WARNING, logger="hippo_neo4j.extract.llm"):
+    with caplog.at_level(logging.WARNING, logger="hippo_neo4j.llm.client"):
         assert extractor.extract([SAMPLE]) == [Extraction()]
     assert len(fake_openai.requests) == 4  # 429, 500, then NER and OpenIE
     assert extractor.stats.retries == 2 and extractor.stats.calls == 2

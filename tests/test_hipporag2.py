@@ -15,7 +15,7 @@ from hippo_neo4j.cli import cli
 from hippo_neo4j.models import FactHit, RetrievedPassage
 from hippo_neo4j.retrieve.hybrid import fuse
 from hippo_neo4j.reader import RecognitionFilter
-from hippo_neo4j.extract.llm import LLMSettings
+from hippo_neo4j.llm.settings import LLMSettings
 from hippo_neo4j.evaluation.reference import ReferenceGraph
 
 from .conftest import DATASETS

@@ -18,7 +18,10 @@ import openai
 import pytest
 
 from hippo_neo4j.extract.cache import CachedExtractor, ExtractionCache
-from hippo_neo4j.extract.llm import LLMExtractor, LLMSettings, NegotiationStore, ResponseParseError
+from hippo_neo4j.extract.llm import LLMExtractor
+from hippo_neo4j.llm.negotiation import NegotiationStore
+from hippo_neo4j.llm.parsing import ResponseParseError
+from hippo_neo4j.llm.settings import LLMSettings
 from hippo_neo4j.models import PassageIn
 from hippo_neo4j.reader import Reader, RecognitionFilter
 

@@ -97,7 +97,8 @@ def _dry_run(ctx: click.Context, passages: list[Any], kind: str) -> None:
         data = {"extractor": "offline", "passages": len(todo), "calls": 0, "cost_usd": 0.0}
         emit(ctx, data, f"{len(todo)} passages would be extracted offline (spaCy): no LLM calls, no cost.")
         return
-    from ..extract.llm import PROMPT_VERSION, LLMSettings, estimate_cost
+    from ..extract.llm import PROMPT_VERSION, estimate_cost
+    from ..llm.settings import LLMSettings
 
     settings = LLMSettings.from_env()
     with ExtractionCache() as cache:  # passages already extracted by this model and prompt cost nothing

@@ -106,7 +106,7 @@ def ask_cmd(
     extractor_kind: str, as_json: bool,
 ) -> None:
     """Retrieve, then answer QUESTION from the top passages with the LLM reader."""
-    from ..extract.llm import llm_configured
+    from ..llm.settings import llm_configured
 
     result = _retrieve(ctx, question, mode, top_k, entities, extractor_kind, no_filter)
     data: dict[str, Any] = {"question": question, "retrieval": result.model_dump()}

@@ -8,7 +8,8 @@ from typing import Literal
 from ..errors import ConfigError
 from . import Extractor
 from .cache import CachedExtractor, ExtractionCache
-from .llm import LLMExtractor, LLMSettings, llm_configured
+from ..llm.settings import LLMSettings, llm_configured
+from .llm import LLMExtractor
 from .offline import OfflineExtractor
 
 ExtractorKind = Literal["auto", "llm", "offline"]
