@@ -151,7 +151,9 @@ class ConnectionSettings(BaseModel):
 class HippoConfig(BaseModel):
     """The algorithm's settings; defaults are the HippoRAG paper's."""
 
-    synonym_threshold: float = Field(0.8, description="tau: cosine at or above which phrases get a SYNONYM edge")
+    synonym_threshold: float | None = Field(
+        None, description="tau: cosine at or above which phrases get a SYNONYM edge; None: the encoder's calibrated tau"
+    )
     synonym_top_k: int = Field(100, le=100, description="vector-index candidates per new phrase")
     damping: float = Field(0.5, gt=0, lt=1, description="PPR probability of following an edge")
     batch_size: int = Field(default_factory=lambda: env_number("HIPPO_BATCH_SIZE", 256), ge=1)
@@ -181,6 +183,10 @@ class HippoConfig(BaseModel):
     passage_nodes: bool = Field(True, description="ablation when False: PPR over phrases only, hipporag1's aggregation")
     linking: Literal["fact", "entity"] = Field(
         "fact", description="ablation 'entity': phrase seeds from query entities (similarity / |P_i|) instead of facts"
+    )
+    # entity-ppr (the LLM-free mode)
+    entity_share: float = Field(
+        0.5, ge=0, le=1, description="entity-ppr: share of the reset mass on the query's entities (the rest on passages)"
     )
     # hybrid
     hybrid_lambda: float = Field(0.5, ge=0, le=1, description="weight of the hipporag1 score in the fusion")

@@ -32,6 +32,7 @@ from .graph import namespace as namespaces
 from .graph.facts import FactStore
 from .graph.indexing import Indexer
 from .graph.store import GraphStore
+from .graph.synonyms import SynonymLinker
 from .models import DeleteReport, FactHit, IndexReport, LinkedEntity, PassageIn, RetrievalResult, as_passage
 from .retrieve import MODES, Query, RetrievalContext, Retriever
 from .retrieve.linking import link_entities, link_facts
@@ -147,7 +148,8 @@ class HippoRAG:
     def reembed(self, encoder: Encoder, *, progress: bool = False) -> dict[str, Any]:
         """Embed the namespace's passages, phrases and facts again with ``encoder``, link its synonyms again
         from the new vectors, and bind the namespace to it; this client uses ``encoder`` from then on."""
-        report = namespaces.reembed(self.store, encoder, self.indexer.synonyms, self.config, progress=progress)
+        linker = SynonymLinker(self.store, getattr(encoder, "synonym_threshold", 0.8))
+        report = namespaces.reembed(self.store, encoder, linker, self.config, progress=progress)
         self._use_encoder(encoder)
         return report
 

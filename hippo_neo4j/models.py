@@ -146,6 +146,7 @@ class RetrievedPassage(BaseModel):
     text: str
     score: float
     contributors: list[Contributor] = Field(default_factory=list)
+    filled: bool = Field(False, description="not found by the mode itself: added from dense retrieval to reach top_k")
 
 
 class RetrievalResult(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hippo_neo4j import HippoConfig
+from hippo_neo4j.encode import shared_encoder
 
 
 def rows(driver, query, **params):
@@ -84,7 +84,8 @@ def snapshot(driver, ns: str) -> dict:
     }
 
 
-def assert_same_graph(got: dict, want: dict, synonym_tol: float = 0.0) -> None:
+def assert_same_graph(got: dict, want: dict, synonym_tol: float = 0.0, tau: float | None = None) -> None:
+    tau = shared_encoder().synonym_threshold if tau is None else tau
     for key in ("passages", "phrases", "relations", "mentions", "facts", "foreign_edges"):
         if got[key] != want[key]:
             if isinstance(want[key], dict):
@@ -98,6 +99,6 @@ def assert_same_graph(got: dict, want: dict, synonym_tol: float = 0.0) -> None:
     # are compared approximately, and a pair may only be on one side if its score is that close to tau.
     for pair in set(got["synonyms"]) ^ set(want["synonyms"]):
         score = got["synonyms"].get(pair, want["synonyms"].get(pair))
-        assert abs(score - HippoConfig().synonym_threshold) <= synonym_tol, (pair, score)
+        assert abs(score - tau) <= synonym_tol, (pair, score)
     for pair in set(got["synonyms"]) & set(want["synonyms"]):
         assert got["synonyms"][pair] == pytest.approx(want["synonyms"][pair], abs=synonym_tol), pair

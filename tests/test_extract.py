@@ -635,7 +635,7 @@ def test_offline_invents_nothing_on_real_passages(offline):
             total += 1
         assert all(squash(e) in text for e in result.named_entities)
     assert total > 100  # it does find facts: a few per passage
-    assert offline.name == "offline:en_core_web_sm-3.8.0:v1"
+    assert offline.name == "offline:en_core_web_sm-3.8.0:v2"
 
 
 def test_offline_query_entities(offline):

@@ -56,7 +56,7 @@ def musique():
 
 def expected_graph(passages) -> dict:
     """What the graph must hold for these passages, computed in Python from their extractions:
-    MENTIONED_IN counts, each RELATION's provenance as a multiset of (passage, predicate), and each fact's
+    MENTIONED_IN counts (triple arguments, plus one for each entity and the title), each RELATION's provenance as a multiset of (passage, predicate), and each fact's
     (normalised subject, predicate, object) sources."""
     mentions: dict[tuple[str, str], int] = {}
     relations: dict[tuple[str, str], Counter] = {}
@@ -74,6 +74,10 @@ def expected_graph(passages) -> dict:
             counts[o] += 1
             relations.setdefault((s, o), Counter())[(p.passage_id, valid[1])] += 1
             facts.setdefault((s, normalize_phrase(valid[1]), o), []).append(p.passage_id)
+        # every entity the extraction reports, and the title, is a phrase the passage mentions once more
+        for name in dict.fromkeys(normalize_phrase(n) for n in [p.title, *p.extraction.named_entities]):
+            if name and len(name) <= 1000:
+                counts[name] += 1
         for phrase, c in counts.items():
             mentions[(phrase, p.passage_id)] = c
     return {
@@ -577,6 +581,7 @@ class FlakyEncoder:
         self.name = inner.name
         self.dimension = inner.dimension
         self.fingerprint = inner.fingerprint
+        self.synonym_threshold = inner.synonym_threshold
 
     def encode_queries(self, texts):
         return self.encode([self.inner.query_prefix + t for t in texts])

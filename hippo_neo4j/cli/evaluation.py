@@ -37,7 +37,7 @@ def _write_json(path: str, data: Any) -> None:
 @click.option("--namespace", "eval_ns",
               help="Namespace of the index [default: eval-<dataset dir>[-offline]-<encoder>, -tau<τ> if τ≠0.8].")
 @click.option("--synonym-threshold", "tau", type=click.FloatRange(0, 1), default=None,
-              help="τ: cosine for SYNONYM edges (shapes the index) [default 0.8].")
+              help="τ: cosine for SYNONYM edges (shapes the index) [default: the encoder's calibrated τ].")
 @click.option("--damping", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
               help="PPR damping (query time) [default 0.5].")
 @click.option("--sweep", is_flag=True, help="Also run hipporag1 over τ ∈ {0.8, 0.85, 0.9} × damping ∈ {0.3, 0.5, 0.7}.")
@@ -115,7 +115,7 @@ def eval_cmd(
             "openie": dataset.openie.name if dataset.openie else None,
             "unmatched_gold": len(dataset.unmatched_gold),
             "top_k": max(top_k, max(ev.RECALL_KS)),
-            "synonym_threshold": config.synonym_threshold,
+            "synonym_threshold": memory.indexer.synonyms.tau(config),
             "damping": config.damping,
             "encoder": memory.encoder.name,
             "query_extractor": getattr(memory.extractor, "name", None) if entities else None,
@@ -134,7 +134,7 @@ def eval_cmd(
             )
         text = [
             f"{dataset.name}: {len(dataset.questions)} questions, {len(dataset.passages)} passages, "
-            f"namespace {namespace!r} (τ {config.synonym_threshold:g}, damping {config.damping:g})",
+            f"namespace {namespace!r} (τ {memory.indexer.synonyms.tau(config):g}, damping {config.damping:g})",
             "",
             ev.summary_table(result["summary"], result["diagnostics"]),
         ]

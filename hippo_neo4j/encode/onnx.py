@@ -98,10 +98,12 @@ class OnnxEncoder(Encoder):
     @classmethod
     def known(cls, name: str, model: KnownModel, **kwargs: Any) -> OnnxEncoder:
         """A model from the registry: fetched into the cache on first use."""
-        return cls(
+        encoder = cls(
             name, pooling=model.pooling, max_length=model.max_length, query_prefix=model.query_prefix,
             dimension=model.dimension, known=model, **kwargs,
         )
+        encoder.synonym_threshold = model.synonym_threshold
+        return encoder
 
     @classmethod
     def from_directory(cls, directory: Path, **kwargs: Any) -> OnnxEncoder:

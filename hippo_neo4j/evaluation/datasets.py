@@ -12,14 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import HippoConfig
 from ..corpus import load_openie
 from ..errors import HippoError
 from ..models import PassageIn, as_passage, content_hash
 
 log = logging.getLogger(__name__)
 
-_DEFAULT_TAU = HippoConfig().synonym_threshold
 
 
 @dataclass(frozen=True)
@@ -109,15 +107,15 @@ def load_dataset(path: str | Path, *, use_openie: bool = True) -> Dataset:
 
 
 def default_namespace(
-    dataset: Dataset | str, synonym_threshold: float = _DEFAULT_TAU, *, encoder: str | None = None, offline: bool = False
+    dataset: Dataset | str, synonym_threshold: float | None = None, *, encoder: str | None = None, offline: bool = False
 ) -> str:
     """``eval-<dataset dir>``, then ``-offline`` when the dataset's OpenIE file is ignored, ``-<encoder>`` when one
-    is named, and ``-tau<τ>`` when τ is not the default: each shapes the index, so each gets its own namespace."""
+    is named, and ``-tau<τ>`` when τ is set (not the encoder's): each shapes the index, so each gets its own namespace."""
     name = dataset.name if isinstance(dataset, Dataset) else str(dataset)
     parts = [name] + (["offline"] if offline else []) + ([encoder] if encoder else [])
     base = "eval-" + "-".join(re.sub(r"[^A-Za-z0-9_.-]+", "_", p) for p in parts)
     return tau_namespace(base, synonym_threshold)
 
 
-def tau_namespace(base: str, synonym_threshold: float) -> str:
-    return base if synonym_threshold == _DEFAULT_TAU else f"{base}-tau{synonym_threshold:g}"
+def tau_namespace(base: str, synonym_threshold: float | None) -> str:
+    return base if synonym_threshold is None else f"{base}-tau{synonym_threshold:g}"

@@ -86,7 +86,8 @@ def ensure_index(
     needs_extractor = any(p.extraction is None for p in passages)
     extractor = getattr(memory.extractor, "name", type(memory.extractor).__name__) if needs_extractor else None
     fp = corpus_fingerprint(
-        passages, encoder=memory.encoder.name, synonym_threshold=memory.config.synonym_threshold, extractor=extractor
+        passages, encoder=memory.encoder.name, synonym_threshold=memory.indexer.synonyms.tau(memory.config),
+        extractor=extractor
     )
     state = memory.store.run("eval_index_get")[0]
     if state["fingerprint"] == fp and state["complete"] and state["recorded_version"] == state["version"] and not reindex:
@@ -130,6 +131,7 @@ class ReusingEncoder:
         self.base = base
         self.name = base.name
         self.query_prefix = base.query_prefix
+        self.synonym_threshold = base.synonym_threshold
         self.known: dict[str, np.ndarray] = {}
         self.reused = 0
 

@@ -1,6 +1,6 @@
 """Extractors turn passages into named entities and (subject, predicate, object) triples.
 
-An extractor has a ``name`` (part of the extraction cache key, e.g. ``"offline:en_core_web_sm-3.8.0:v1"`` or
+An extractor has a ``name`` (part of the extraction cache key, e.g. ``"offline:en_core_web_sm-3.8.0:v2"`` or
 ``"llm:<model>:<prompt version>"``), ``extract(passages)`` returning one ``Extraction | None`` per passage
 (None: that passage failed and is reported, never indexed as empty) and ``query_entities(text)`` for retrieval.
 

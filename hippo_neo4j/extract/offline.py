@@ -1,6 +1,8 @@
 """Offline extraction with spaCy: no LLM, no network, no key.
 
-Entities are spaCy's named entities plus cleaned noun chunks. Triples come from a dependency-parse
+Entities are the passage's names: spaCy's named entities and the noun chunks that hold a proper noun (the
+passage links to each of them in the graph; generic noun chunks such as "the city" would link unrelated
+passages). Triples come from a dependency-parse
 subject–verb–object extractor: every subject and object is a span of the passage (an entity, a noun chunk, or
 a head noun with its left modifiers); the predicate is the verb (with negation, passive auxiliary, particle and
 preposition). It invents nothing, resolves no pronouns (triples whose subject or object is a pronoun are
@@ -37,7 +39,7 @@ def _is_pronoun(tok: Any) -> bool:
 class OfflineExtractor:
     """spaCy NER + noun chunks + a dependency-parse SVO extractor (see module docstring)."""
 
-    name = "offline:en_core_web_sm-3.8.0:v1"
+    name = "offline:en_core_web_sm-3.8.0:v2"
 
     def __init__(self, model: str = SPACY_MODEL, batch_size: int = 64) -> None:
         self.model = model
@@ -70,7 +72,7 @@ class OfflineExtractor:
         entities: list[list[str]] = [[] for _ in passages]
         triples: list[list[list[str]]] = [[] for _ in passages]
         for owner, doc in zip(owners, self.nlp.pipe(texts, batch_size=self.batch_size)):
-            entities[owner].extend(self.doc_entities(doc))
+            entities[owner].extend(self.doc_entities(doc, names_only=True))
             triples[owner].extend([list(t) for t in self.doc_triples(doc)])
         return [
             Extraction(named_entities=_dedupe(ents), triples=_dedupe_triples(trs))
@@ -100,8 +102,9 @@ class OfflineExtractor:
 
     # -- entities -----------------------------------------------------------------------------------------
 
-    def doc_entities(self, doc: Any) -> list[str]:
-        """NER entities (minus cardinals/ordinals) and noun chunks not already inside an entity."""
+    def doc_entities(self, doc: Any, names_only: bool = False) -> list[str]:
+        """NER entities (minus cardinals/ordinals) and noun chunks not already inside an entity (with
+        ``names_only``, only the chunks that hold a proper noun)."""
         out: list[str] = []
         ent_id: dict[int, int] = {}
         for n, ent in enumerate(doc.ents):
@@ -115,6 +118,8 @@ class OfflineExtractor:
             owners = {ent_id.get(t.i, -1 - t.i) for t in chunk if t.tag_ not in _LEADING_JUNK_TAGS}
             if len(owners) == 1 and min(owners) >= 0:
                 continue  # the chunk lies inside one entity ("the American Institute" of "... of Physics")
+            if names_only and not any(t.pos_ == "PROPN" for t in chunk):
+                continue
             text = _clean(chunk)
             if text:
                 out.append(text)

@@ -85,9 +85,11 @@ class NormalisedBatch(BaseModel):
 
 
 class PhraseNormaliser:
-    """HippoRAG's phrase nodes: a triple's subject and object, normalised (lower-case, non-alphanumerics to
-    space); each triple is a relation between its two phrases, and each phrase is mentioned by its passage as
-    often as it occurs in the passage's triples."""
+    """HippoRAG's phrase nodes, normalised (lower-case, non-alphanumerics to space): a triple's subject and
+    object, and every entity the extractor reports for the passage, its title among them. Each triple is a
+    relation between its two phrases. A passage mentions each of its phrases as often as the phrase occurs in
+    its triples, plus once if it is one of its entities: a passage is linked to everything it names, not only
+    to the arguments of the clauses an extractor managed to parse."""
 
     def normalise(self, passages: Iterable[PassageIn]) -> NormalisedBatch:
         batch = NormalisedBatch()
@@ -111,6 +113,10 @@ class PhraseNormaliser:
                 add_fact(batch.facts, s, valid[1], o, p.passage_id)
             batch.triples += kept
             batch.no_triples += kept == 0
+            names = [p.title, *(p.extraction.named_entities if p.extraction else [])]
+            for name in dict.fromkeys(normalize_phrase(n) for n in names if isinstance(n, str)):
+                if name and len(name) <= MAX_KEY_CHARS:
+                    counts[name] += 1
             phrases.update(counts)
             batch.mentions += [Mention(phrase=ph, passage=p.passage_id, count=c) for ph, c in counts.items()]
             batch.passages.append(PassageRow(id=p.passage_id, title=p.title, text=p.text, hash=p.hash, triples=kept))
@@ -167,7 +173,7 @@ class Indexer:
         self.facts = facts
         self.normaliser = PhraseNormaliser()
         self.writer = GraphWriter(store)
-        self.synonyms = SynonymLinker(store)
+        self.synonyms = SynonymLinker(store, getattr(encoder, "synonym_threshold", 0.8))
 
     def accept(self, items: list[PassageIn], config: HippoConfig, report: IndexReport) -> list[PassageIn]:
         """The passages to index: empty ones, over-long ones and repeated ids are counted and left out."""

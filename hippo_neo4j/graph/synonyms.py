@@ -15,8 +15,12 @@ class SynonymLinker:
     """SYNONYM {score} edges between a new phrase and every phrase of the namespace with cosine >= tau among
     its ``synonym_top_k`` nearest; phrases of at most two alphanumeric characters get none."""
 
-    def __init__(self, store: GraphStore) -> None:
+    def __init__(self, store: GraphStore, default_tau: float = 0.8) -> None:
         self.store = store
+        self.default_tau = default_tau  # the encoder's calibrated τ, used when the config sets none
+
+    def tau(self, config: HippoConfig) -> float:
+        return self.default_tau if config.synonym_threshold is None else config.synonym_threshold
 
     def link(self, new_phrases: list[dict[str, Any]], config: HippoConfig, seal: list[dict[str, Any]] | None = None) -> int:
         """Write the edges of ``new_phrases`` ({text, embedding}); the number of pairs.
@@ -29,7 +33,7 @@ class SynonymLinker:
             if seal:
                 self.store.write_statement("seal_passages", passages=seal)
             return 0
-        top_k, tau = config.synonym_top_k, config.synonym_threshold
+        top_k, tau = config.synonym_top_k, self.tau(config)
 
         def done(hits: list[dict[str, Any]], seen: int, k: int, last: float | None) -> bool:
             # enough candidates of this namespace, the index is exhausted, or no further hit can reach tau

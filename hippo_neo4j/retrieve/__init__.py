@@ -11,11 +11,13 @@ from __future__ import annotations
 from .base import Preset, Query, Registry, RetrievalContext, Retriever
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
+from .entity_ppr import EntityPPRRetriever
 from .hipporag1 import HippoRAG1Retriever
 from .hipporag2 import HippoRAG2Retriever
 from .hybrid import HybridRetriever
 
 MODES = Registry()
+MODES.register("entity-ppr", EntityPPRRetriever, "no LLM needed: query entities + passages like the query, one PPR over the mention graph")
 MODES.register("hipporag2", HippoRAG2Retriever, "HippoRAG 2: query-to-fact linking, passage nodes in the walk")
 MODES.register("hipporag1", HippoRAG1Retriever, "HippoRAG: query entities linked to phrases, PPR over phrases")
 MODES.register("hybrid", HybridRetriever, "0.5 x hipporag1 + 0.5 x dense (min-max scores)")
@@ -31,6 +33,6 @@ MODES.register("hipporag2-entity-linking", HippoRAG2Retriever, "ablation: query-
 EVAL_DEFAULT: tuple[str, ...] = tuple(m for m in MODES if m != "hybrid")
 
 __all__ = [
-    "BM25Retriever", "DenseRetriever", "EVAL_DEFAULT", "HippoRAG1Retriever", "HippoRAG2Retriever", "HybridRetriever",
+    "BM25Retriever", "DenseRetriever", "EVAL_DEFAULT", "EntityPPRRetriever", "HippoRAG1Retriever", "HippoRAG2Retriever", "HybridRetriever",
     "MODES", "Preset", "Query", "Registry", "RetrievalContext", "Retriever",
 ]

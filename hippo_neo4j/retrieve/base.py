@@ -76,10 +76,24 @@ class Retriever(ABC):
         text = scrub(query.text) if isinstance(query.text, str) else ""
         entities = [scrub(e) for e in query.entities if isinstance(e, str)] if query.entities is not None else None
         result = self.get_search_results(query.model_copy(update={"text": text, "entities": entities}), config)
+        if len(result.passages) < query.top_k:
+            self.fill(result, query.top_k)
         if not result.passages and not self.store.has_passages():
             result.warning = f"namespace {self.store.namespace!r} has no passages (index into it, or check the namespace)"
         result.elapsed_ms = (time.perf_counter() - began) * 1000
         return result
+
+    def fill(self, result: RetrievalResult, top_k: int) -> None:
+        """Top ``result`` up to ``top_k`` passages from dense retrieval (marked ``filled``) when the mode itself
+        found fewer: a walk reaches only passages connected to its seeds, BM25 only those sharing a term."""
+        from .dense import DenseRetriever
+
+        if isinstance(self, DenseRetriever):
+            return
+        have = {p.id for p in result.passages}
+        dense = self.context.retriever(DenseRetriever).rank(result.query, top_k + len(have))  # type: ignore[attr-defined]
+        extra = [p.model_copy(update={"filled": True}) for p in dense.passages if p.id not in have]
+        result.passages += extra[: top_k - len(result.passages)]
 
 
 def to_passages(records: Iterable[Any]) -> list[RetrievedPassage]:

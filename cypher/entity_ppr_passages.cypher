@@ -1,0 +1,56 @@
+// LLM-free retrieval (mode entity-ppr): one Personalized PageRank over the namespace's passage projection
+// (phrases + passages; MENTIONED_IN links a passage to everything it names), seeded with
+//   - the query's entities' phrases: $seeds [{text, weight}], weights 1/|P_i| scaled by the client to sum $entityShare;
+//   - every passage more similar to the query ($embedding) than the namespace's average, by its z-score
+//     z = (cos - mean) / sd, scaled to sum 1 - $entityShare (1 when no entity links);
+// then passages ranked by their own PPR mass. `contributors`: the passage's phrases among the $topPhrases
+// with the most mass, with that mass; `topSeeds`: the largest passage seeds.
+// Parameters: $graph, $ns, $seeds, $embedding, $entityShare, $damping, $maxIterations, $tolerance,
+// $concurrency, $topK, $topPhrases, $topSeeds.
+CALL () {
+  UNWIND $seeds AS seed
+  MATCH (ph:Phrase {ns: $ns, text: seed.text})
+  RETURN collect([ph, seed.weight]) AS phraseSources
+}
+CALL () {
+  MATCH (p:Passage {ns: $ns})
+  WHERE p.embedding IS NOT NULL
+  WITH p, vector.similarity.cosine(p.embedding, $embedding) AS s
+  WITH collect([p, s]) AS scored, avg(s) AS mean, stDevP(s) AS sd
+  WITH [x IN scored WHERE sd > 0 AND x[1] > mean | [x[0], (x[1] - mean) / sd]] AS above
+  RETURN above, reduce(t = 0.0, x IN above | t + x[1]) AS zTotal
+}
+WITH phraseSources, above, zTotal,
+     CASE WHEN size(phraseSources) > 0 THEN 1.0 - $entityShare ELSE 1.0 END AS passageShare
+WITH phraseSources, [x IN above | [x[0], passageShare * x[1] / zTotal]] AS passageSources
+CALL gds.pageRank.stream($graph, {
+  sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
+  relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
+  concurrency: $concurrency
+})
+YIELD nodeId, score
+WITH passageSources, gds.util.asNode(nodeId) AS n, score
+// a node deleted after the snapshot was projected can be gone or its id reused: keep this namespace's nodes
+WHERE n.ns = $ns AND score > 0
+WITH passageSources, collect(CASE WHEN n:Passage THEN [n, score] END) AS passages,
+     collect(CASE WHEN n:Phrase THEN [n, score] END) AS phrases
+CALL (phrases) {
+  UNWIND phrases AS x
+  WITH x ORDER BY x[1] DESC LIMIT $topPhrases
+  RETURN collect(x) AS top
+}
+CALL (passages, top) {
+  UNWIND passages AS x
+  WITH x ORDER BY x[1] DESC LIMIT $topK
+  WITH x[0] AS p, x[1] AS score
+  OPTIONAL MATCH (ph:Phrase)-[:MENTIONED_IN]->(p)
+  WITH p, score, collect(ph) AS named
+  RETURN collect({id: p.id, title: p.title, text: p.text, score: score,
+                  contributors: [t IN top WHERE t[0] IN named | {phrase: t[0].text, contribution: t[1]}]}) AS ranked
+}
+CALL (passageSources) {
+  UNWIND passageSources AS x
+  WITH x ORDER BY x[1] DESC LIMIT $topSeeds
+  RETURN collect({id: x[0].id, weight: x[1]}) AS topSeeds
+}
+RETURN ranked, [t IN top | {phrase: t[0].text, mass: t[1]}][..10] AS topPhrases, topSeeds
