@@ -211,7 +211,7 @@ def run(
     for d in seed_docs:
         ledger.versions[d.passage_id] = {d.text}
     ledger.adds_begun = ledger.adds_committed = len(seed_docs)
-    setup.query("warm up", entities=["warm up"])  # load the encoder and the projection once
+    setup.query("warm up", mode="hipporag1", entities=["warm up"])  # load the encoder and the projection once
 
     stop = threading.Event()
     stats = Stats()

@@ -129,7 +129,7 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         params = ppr_parameters(memory.config, seeds, top_k) | {"graph": graph[0].name}
         steps["ppr"].append(_timed(lambda: memory.store.run("bench_ppr_only", **params)))
         steps["ppr_and_aggregate"].append(_timed(lambda: memory.store.run("ppr_passages", **params)))
-        steps["total"].append(_timed(lambda: memory.query(q.text, top_k=top_k, entities=q.entities)))
+        steps["total"].append(_timed(lambda: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities)))
     result = {k: percentile(v, 50) for k, v in steps.items()}
     if result["link"] is not None and result["encode"] is not None:
         result["link_without_encode"] = result["link"] - result["encode"]

@@ -34,7 +34,7 @@ from .graph.indexing import Indexer
 from .graph.store import GraphStore
 from .graph.synonyms import SynonymLinker
 from .models import DeleteReport, FactHit, IndexReport, LinkedEntity, PassageIn, RetrievalResult, as_passage
-from .retrieve import MODES, Query, RetrievalContext, Retriever
+from .retrieve import MODES, Query, RetrievalContext, Retriever, default_mode
 from .retrieve.linking import link_entities, link_facts
 from .text import scrub
 
@@ -185,16 +185,18 @@ class HippoRAG:
         self,
         text: str,
         *,
-        mode: str = "hipporag1",
+        mode: str | None = None,
         top_k: int = 10,
         entities: Sequence[str] | None = None,
         filter: bool = True,
     ) -> RetrievalResult:
-        """Retrieve the top-k passages for ``text`` with ``mode`` (a name of :data:`~hippo_neo4j.retrieve.MODES`).
+        """Retrieve the top-k passages for ``text`` with ``mode`` (a name of :data:`~hippo_neo4j.retrieve.MODES`;
+        by default :func:`~hippo_neo4j.retrieve.default_mode`: ``entity-ppr`` without an LLM).
 
         ``entities`` overrides query NER (hipporag1, hybrid, and hipporag2 with entity linking);
         ``filter=False`` skips hipporag2's LLM recognition filter (it is skipped anyway with no LLM).
         """
+        mode = mode or default_mode()
         preset = MODES[mode]
         self.check_encoder()
         query = Query(text=text if isinstance(text, str) else "", top_k=top_k,

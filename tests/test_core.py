@@ -46,7 +46,7 @@ def test_path_finding_case_hipporag1_finds_both_hops_and_dense_does_not(memory_f
     report = memory.index(PATH_CORPUS)
     assert report.indexed == len(PATH_CORPUS) and report.malformed_triples == 0
     question = "Which Stanford professor works on Alzheimer's?"
-    result = memory.query(question, entities=["Stanford", "Alzheimer's"], top_k=5)
+    result = memory.query(question, mode="hipporag1", entities=["Stanford", "Alzheimer's"], top_k=5)
     assert not result.fell_back
     assert {link.phrase for link in result.linked} == {"stanford university", "alzheimer s disease"}
     assert abs(sum(link.weight for link in result.linked) - 1) < 1e-9
@@ -75,7 +75,7 @@ def test_ppr_and_aggregation_equal_numpy_on_imported_musique(memory_factory):
         entities = [e for e in doc.extraction.named_entities if e.strip()][:3]
         if not entities:
             continue
-        result = memory.query("q", entities=entities, top_k=10)
+        result = memory.query("q", mode="hipporag1", entities=entities, top_k=10)
         assert not result.fell_back
         seeds = ref.seed_weights([link.phrase for link in result.linked])
         assert seeds == pytest.approx(dict(result.seeds), abs=1e-12)
@@ -176,7 +176,7 @@ def test_namespaces_never_see_each_other(memory_factory):
     assert one.stats()["passages"] == two.stats()["passages"] == 1
     for mode in ("dense", "bm25"):
         assert [p.text for p in one.query("ships sail on the sea", mode=mode).passages] in ([], ["Apples grow on trees."])
-    linked = one.query("q", entities=["ship"]).linked
+    linked = one.query("q", mode="hipporag1", entities=["ship"]).linked
     assert all(link.phrase in {"apple", "tree"} for link in linked)
     two.delete(["shared-id"])
     assert one.stats()["passages"] == 1 and two.stats()["passages"] == 0
@@ -185,7 +185,7 @@ def test_namespaces_never_see_each_other(memory_factory):
 def test_no_entity_link_falls_back_to_dense_and_says_so(memory_factory):
     memory = memory_factory()
     memory.index(PATH_CORPUS)
-    result = memory.query("robotics at Stanford", entities=[], top_k=3)
+    result = memory.query("robotics at Stanford", mode="hipporag1", entities=[], top_k=3)
     assert result.fell_back and result.fallback_reason == "no query entities"
     assert result.mode == "hipporag1" and len(result.passages) == 3
     assert result.passages[0].id == "ortiz"
@@ -217,7 +217,7 @@ def test_cli_index_query_stats_json(tmp_path, connection, monkeypatch):
         assert out.exit_code == 0, out.output
         assert json.loads(out.stdout)["indexed"] == len(PATH_CORPUS)
         out = runner.invoke(
-            cli, ["query", "Which Stanford professor works on Alzheimer's?", "--entities", "Stanford|Alzheimer's", "--json", "--top-k", "2"],
+            cli, ["query", "Which Stanford professor works on Alzheimer's?", "--entities", "Stanford|Alzheimer's", "--mode", "hipporag1", "--json", "--top-k", "2"],
             env=env, catch_exceptions=False,
         )
         data = json.loads(out.stdout)

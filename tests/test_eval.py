@@ -156,7 +156,7 @@ def test_gds_path_and_inprocess_reference_give_the_same_ranking_on_musique_quest
     compared = links = exact_links = 0
     for q in small.questions:
         entities = extractor.query_entities(q.question)
-        result = memory.query(q.question, entities=entities, top_k=10)
+        result = memory.query(q.question, mode="hipporag1", entities=entities, top_k=10)
         if result.fell_back:
             continue
         # linking: the reported cosine is the phrase's cosine (the vector index is int8-quantized: within 0.03), and

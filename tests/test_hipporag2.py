@@ -239,7 +239,7 @@ def test_hybrid_fuses_min_max_scores(memory_factory):
     memory = memory_factory()
     memory.index(PATH_CORPUS)
     question, entities = "Which Stanford professor works on Alzheimer's?", ["Stanford", "Alzheimer's"]
-    h1 = memory.query(question, entities=entities, top_k=8)
+    h1 = memory.query(question, mode="hipporag1", entities=entities, top_k=8)
     dn = memory.query(question, mode="dense", top_k=8)
     for lam, side in ((1.0, h1), (0.0, dn)):  # one side alone: its ranking (up to ties), then the other's
         memory.config = memory.config.model_copy(update={"hybrid_lambda": lam})

@@ -173,7 +173,7 @@ def test_add_then_delete_leaves_exactly_the_graph_of_x(memory_factory, musique):
     memory.index(X)
     snap_x = snapshot(memory.driver, memory.namespace)
     assert_matches_expected(snap_x, expected_graph(X))
-    memory.query("q", entities=["Journal of Mathematical Physics"])  # a projection exists before the change
+    memory.query("q", mode="hipporag1", entities=["Journal of Mathematical Physics"])  # a projection exists before the change
 
     report = memory.index(Y)
     assert report.indexed == 20
@@ -204,7 +204,7 @@ def test_add_then_delete_leaves_exactly_the_graph_of_x(memory_factory, musique):
         results = [
             memory.query(y.text, mode="bm25"),
             memory.query(y.text, mode="dense"),
-        ] + ([memory.query(y.text, entities=entities)] if n % 2 == 0 or y.passage_id == "y-repeats-x" else [])
+        ] + ([memory.query(y.text, mode="hipporag1", entities=entities)] if n % 2 == 0 or y.passage_id == "y-repeats-x" else [])
         for result in results:
             assert not {p.id for p in result.passages} & y_ids, (result.mode, y.passage_id)
             assert all(link.phrase in snap_x["phrases"] for link in result.linked)
@@ -282,7 +282,7 @@ def test_namespaces_isolate_stats_retrieval_delete_and_projections(memory_factor
     for doc in musique[100:105]:
         for mode in ("bm25", "dense"):
             assert {p.text for p in one.query(doc.text, mode=mode).passages} <= texts_one
-        linked = one.query("q", entities=doc.extraction.named_entities[:3]).linked
+        linked = one.query("q", mode="hipporag1", entities=doc.extraction.named_entities[:3]).linked
         assert all(link.phrase in snapshot(driver, one.namespace)["phrases"] for link in linked)
     g1 = projection.ensure(driver, "neo4j", one.namespace)
     g2 = projection.ensure(driver, "neo4j", two.namespace)
@@ -438,7 +438,7 @@ def test_killing_the_server_mid_write_leaves_a_consistent_graph(private_server, 
         assert 40 <= committed < len(corpus)
         problems = consistency_problems(memory.driver, conn.namespace)
         assert all(p.startswith("unsealed passages") for p in problems), problems
-        assert memory.query("q", entities=["Journal"]).passages is not None  # projections re-made after restart
+        assert memory.query("q", mode="hipporag1", entities=["Journal"]).passages is not None  # projections re-made after restart
         report = memory.index(corpus)
         assert report.indexed + report.unchanged == len(corpus)
         assert not consistency_problems(memory.driver, conn.namespace)
@@ -460,7 +460,7 @@ def test_empty_passages_and_empty_queries(memory_factory):
         for text in ("", "   ", "\n"):
             assert memory.query(text, mode=mode).passages == []
             assert memory.query(text, mode="hybrid", entities=[]).passages == []
-    result = memory.query("", entities=[])
+    result = memory.query("", mode="hipporag1", entities=[])
     assert result.fell_back and result.fallback_reason == "no query entities"
 
 
@@ -514,7 +514,7 @@ def test_invalid_utf8_and_lone_surrogates(connection, memory_factory, tmp_path, 
     assert report.indexed == 1 and report.triples == 1
     assert memory.query("surrogate \udc80", mode="bm25").passages[0].id == "s\ufffd"
     assert memory.query("Lone surrogate \ud800", mode="dense").passages[0].id == "s\ufffd"
-    assert memory.query("q \udc80", entities=["quixotic\udcff"]).passages[0].id == "s\ufffd"
+    assert memory.query("q \udc80", mode="hipporag1", entities=["quixotic\udcff"]).passages[0].id == "s\ufffd"
     assert memory.delete(["s\udc80"]).deleted == 1  # the same id, given with the same lone surrogate
 
 
@@ -541,7 +541,7 @@ def test_cypher_and_lucene_looking_text_is_data_never_code(memory_factory, drive
     for text in CYPHERISH:
         for mode in ("bm25", "dense", "hipporag2"):
             assert isinstance(memory.query(text, mode=mode).passages, list)
-        memory.query(text, entities=[text, f"odd 0 {text}"])
+        memory.query(text, mode="hipporag1", entities=[text, f"odd 0 {text}"])
         memory.query(text, mode="hybrid", entities=[text])
         assert not sentinel.query(text, mode="bm25").passages or sentinel.query(text, mode="bm25").passages[0].id == "keep"
     assert memory.query("DETACH DELETE", mode="bm25").passages[0].id.startswith(("id-0", "id-1"))
@@ -617,10 +617,10 @@ def test_nan_and_zero_embeddings_are_stored_as_null_and_nothing_breaks(memory_fa
     dense = memory.query("river Volga", mode="dense")
     assert {p.id for p in dense.passages} == {"fine"}  # passages without an embedding are not in the vector index
     # PPR walks through the phrase that has no embedding: Volga -> "nanvec sea" is reachable by its relation
-    result = memory.query("q", entities=["Volga river", "ZEROVEC"])
+    result = memory.query("q", mode="hipporag1", entities=["Volga river", "ZEROVEC"])
     assert not result.fell_back and [link.entity for link in result.linked] == ["Volga river"]
     assert result.passages[0].id == "nan" and "nanvec sea" in {t["phrase"] for t in result.top_phrases}
-    fallback = memory.query("river", entities=["NANVEC"])
+    fallback = memory.query("river", mode="hipporag1", entities=["NANVEC"])
     assert fallback.fell_back
 
 
@@ -632,7 +632,7 @@ def test_unknown_namespace_is_empty_not_an_error(connection, driver):
         for mode in ("bm25", "dense"):
             result = memory.query("anything at all", mode=mode)
             assert result.passages == [] and result.warning == f"namespace {ns!r} has no passages (index into it, or check the namespace)"
-        result = memory.query("anything", entities=["anything"])
+        result = memory.query("anything", mode="hipporag1", entities=["anything"])
         assert result.fell_back and result.passages == [] and ns in result.warning
         result = memory.query("anything", mode="hipporag2")
         assert result.fell_back and result.passages == [] and ns in result.warning

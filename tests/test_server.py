@@ -257,14 +257,14 @@ def test_projection_dropped_by_another_client_is_rebuilt(driver, connection):
     memory = HippoRAG(connection, namespace=ns, driver=driver, extractor=object())
     try:
         memory.index([{"id": "1", "text": "x", "extraction": {"triples": [["Ada Lovelace", "wrote", "notes"]]}}])
-        first = memory.query("q", entities=["Ada Lovelace"])
+        first = memory.query("q", mode="hipporag1", entities=["Ada Lovelace"])
         projection.drop(driver, connection.database, ns)  # as another client would
         projection._known.clear()
         projection._known[(str(id(driver)), connection.database, ns)] = projection.Projection(
             projection.graph_name(ns, projection.namespace_version(driver, connection.database, ns)), 
             projection.namespace_version(driver, connection.database, ns), 2, 2, False,
         )
-        again = memory.query("q", entities=["Ada Lovelace"])
+        again = memory.query("q", mode="hipporag1", entities=["Ada Lovelace"])
         assert [p.id for p in again.passages] == [p.id for p in first.passages] == ["1"]
     finally:
         memory.drop_namespace()

@@ -227,7 +227,7 @@ def demo_cmd(ctx: click.Context, demo_ns: str, as_json: bool) -> None:
         for q in questions:
             entry: dict[str, Any] = {"question": q["question"], "gold": q["gold"]}
             texts.append(f"Q: {q['question']}   (gold: {', '.join(q['gold'])})")
-            for mode in ("hipporag1", "hipporag2", "dense"):
+            for mode in ("entity-ppr", "hipporag1", "hipporag2", "dense"):
                 result = memory.query(q["question"], mode=mode, top_k=3)
                 entry[mode] = result.model_dump()
                 texts.append(_result_text(result))

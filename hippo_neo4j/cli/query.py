@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..config import HippoConfig
-from ..retrieve import MODES
+from ..retrieve import MODES, default_mode
 from .common import connection_options, emit, extractor_option, json_option, open_memory
 
 if TYPE_CHECKING:
@@ -55,8 +55,10 @@ def retrieval_options(max_k: int, top_k_help: str | None = None) -> Any:
 
     def decorate(f: Any) -> Any:
         for option in reversed([
-            click.option("--mode", type=click.Choice(list(MODES)), default="hipporag1", show_default=True,
-                         help="hipporag2: facts + passage nodes; hybrid: hipporag1 fused with dense."),
+            click.option("--mode", type=click.Choice(list(MODES)), default=None,
+                         help="[default: entity-ppr without an LLM, hipporag2 with one] entity-ppr: query entities "
+                         "+ passages like the query, no LLM needed; hipporag2: facts + passage nodes; hybrid: "
+                         "hipporag1 fused with dense."),
             click.option("--no-filter", is_flag=True, help="hipporag2: skip the LLM recognition filter."),
             click.option("--top-k", type=click.IntRange(1, max_k), default=5, show_default=True, help=top_k_help),
             click.option("--entities", help="Query entities separated by '|' (instead of extracting them)."),
@@ -90,6 +92,7 @@ def _retrieve(
     from ..extract import make_extractor
 
     ents = [e.strip() for e in entities.split("|") if e.strip()] if entities is not None else None
+    mode = mode or default_mode()
     links_entities = MODES[mode].retriever.needs_entities(MODES[mode].config(HippoConfig()))
     extractor = make_extractor(extractor_kind) if ents is None and links_entities else None
     with open_memory(ctx, extractor=extractor) as memory:

@@ -170,6 +170,45 @@ class ReferenceGraph:
             "passage_seeds": {self.passages[i]: float(reset[n + i]) for i in range(len(self.passages)) if reset[n + i] > 0},
         }
 
+    def entity_ppr(
+        self,
+        query: np.ndarray,
+        linked_phrases: list[str],
+        *,
+        entity_share: float = 0.5,
+        damping: float = 0.5,
+        top_k: int = 10,
+        tol: float = 1e-13,
+        max_iter: int = 1000,
+    ) -> dict:
+        """entity-ppr: phrase seeds 1/|P_i| scaled to sum ``entity_share``; passages above the mean cosine
+        seeded by their z-score, scaled to sum the rest (all of it with no phrase seed); passages by PPR mass."""
+        assert self.full_transition_t is not None, "load(..., hipporag2=True)"
+        q = query / np.linalg.norm(query)
+        n = len(self.phrases)
+        reset = np.zeros(n + len(self.passages))
+        raw = {t: 1.0 / self.passages_per_phrase[self.phrase_index[t]]
+               for t in dict.fromkeys(linked_phrases) if self.passages_per_phrase[self.phrase_index[t]] > 0}
+        for phrase, weight in raw.items():
+            reset[self.phrase_index[phrase]] = entity_share * weight / sum(raw.values())
+        dense = self.passage_vectors @ q
+        usable = np.isfinite(dense)
+        mean, sd = dense[usable].mean(), dense[usable].std()
+        z = np.where(usable & (dense > mean), (np.nan_to_num(dense, nan=mean) - mean) / (sd if sd > 0 else 1.0), 0.0)
+        if sd > 0 and z.sum() > 0:
+            reset[n:] = (1.0 - entity_share if raw else 1.0) * z / z.sum()
+        p = reset.copy()
+        for _ in range(max_iter):
+            nxt = (1 - damping) * reset + damping * (self.full_transition_t @ p)
+            done = np.abs(nxt - p).sum() < tol
+            p = nxt
+            if done:
+                break
+        mass = p[n:]
+        ranked = [i for i in np.argsort(-mass, kind="stable")[:top_k] if mass[i] > 0]
+        return {"passages": [(self.passages[i], float(mass[i])) for i in ranked],
+                "phrase_seeds": {self.phrases[i]: float(reset[i]) for i in range(n) if reset[i] > 0}}
+
     def ppr(self, seeds: dict[str, float], damping: float, tol: float = 1e-13, max_iter: int = 1000) -> np.ndarray:
         reset = np.zeros(len(self.phrases))
         for phrase, weight in seeds.items():

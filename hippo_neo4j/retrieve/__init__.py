@@ -29,10 +29,19 @@ MODES.register("bm25", BM25Retriever, "passages by BM25 over the full-text index
 MODES.register("hipporag2-no-passage-nodes", HippoRAG2Retriever, "ablation: phrase-only walk", passage_nodes=False)
 MODES.register("hipporag2-entity-linking", HippoRAG2Retriever, "ablation: query-to-phrase linking", linking="entity")
 
+
+def default_mode() -> str:
+    """The mode of ``hippo query`` and :meth:`HippoRAG.query` when none is named: ``entity-ppr`` with no LLM
+    configured (it needs none, and beats dense retrieval without one), ``hipporag2`` with one."""
+    from ..llm.settings import llm_configured
+
+    return "hipporag2" if llm_configured() else "entity-ppr"
+
+
 # The modes `hippo eval` runs when none is named: every preset but plain 'hybrid' (its λ variants cover it).
 EVAL_DEFAULT: tuple[str, ...] = tuple(m for m in MODES if m != "hybrid")
 
 __all__ = [
     "BM25Retriever", "DenseRetriever", "EVAL_DEFAULT", "EntityPPRRetriever", "HippoRAG1Retriever", "HippoRAG2Retriever", "HybridRetriever",
-    "MODES", "Preset", "Query", "Registry", "RetrievalContext", "Retriever",
+    "MODES", "Preset", "default_mode", "Query", "Registry", "RetrievalContext", "Retriever",
 ]

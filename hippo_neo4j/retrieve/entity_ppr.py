@@ -70,6 +70,8 @@ class EntityPPRRetriever(Retriever):
         result.linked = linked
         result.phrase_seeds = [Seed(node=t, weight=w) for t, w in seeds.items()]
         if not seeds:
+            if not self.store.has_passages():
+                return result  # search() says the namespace is empty
             result.warning = "no query entity links to a phrase: the walk starts from the passages like the query"
         records = self.store.walk("entity_ppr_passages", "passage", **entity_ppr_parameters(config, seeds, top_k, vector))
         if records:

@@ -1,0 +1,99 @@
+"""The LLM-free mode (entity-ppr) and the mention graph it walks: every entity a passage names is a phrase
+linked to it; the server's walk equals the in-process reference of the same formulas; explanations; and
+every mode returns top_k passages when the namespace holds them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hippo_neo4j import HippoConfig
+from hippo_neo4j import evaluation as ev
+from hippo_neo4j.evaluation.reference import ReferenceGraph
+from hippo_neo4j.extract.offline import OfflineExtractor
+from hippo_neo4j.retrieve import MODES
+
+from .graph_dump import rows
+from .test_core import P, PATH_CORPUS
+from .test_eval import _subset
+
+QUESTION = "Which Stanford professor works on Alzheimer's?"
+
+
+@pytest.fixture(scope="module")
+def musique() -> ev.Dataset:
+    from .conftest import DATASETS
+
+    return ev.load_dataset(DATASETS / "musique_train")
+
+
+def test_a_passage_is_linked_to_every_entity_it_names_and_its_title(memory_factory, driver):
+    memory = memory_factory()
+    memory.index([
+        {"id": "a", "title": "Maria Okafor", "text": "Maria Okafor studied in Lagos.",
+         "extraction": {"named_entities": ["Maria Okafor", "Lagos", "Lagos"], "triples": []}},
+        {"id": "b", "title": "", "text": "Lagos is a port.",
+         "extraction": {"named_entities": ["Lagos"], "triples": [["Lagos", "is", "a port"]]}},
+    ])
+    mentions = {(r["ph"], r["p"]): r["c"] for r in rows(
+        driver, "MATCH (ph:Phrase {ns: $ns})-[m:MENTIONED_IN]->(p) RETURN ph.text AS ph, p.id AS p, m.count AS c",
+        ns=memory.namespace)}
+    # title and entity together count once; an entity that is also a triple argument adds to its count
+    assert mentions == {("maria okafor", "a"): 1, ("lagos", "a"): 1, ("lagos", "b"): 2, ("a port", "b"): 1}
+    memory.delete(["a"])
+    assert {r["t"] for r in rows(driver, "MATCH (ph:Phrase {ns: $ns}) RETURN ph.text AS t", ns=memory.namespace)} == \
+        {"lagos", "a port"}
+
+
+def test_entity_ppr_equals_the_inprocess_reference_on_musique_questions(memory_factory, musique):
+    small = _subset(musique, 10)
+    memory = memory_factory(config=HippoConfig(ppr_tolerance=1e-9))
+    ev.ensure_index(memory, small)
+    ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace, hipporag2=True)
+    names = OfflineExtractor()
+    for q in small.questions:
+        ents = names.query_entities(q.question)
+        result = memory.query(q.question, mode="entity-ppr", top_k=10, entities=ents)
+        linked = [link.phrase for link in result.linked]
+        expected = ref.entity_ppr(memory.encoder.encode_queries([q.question])[0], linked, top_k=10,
+                                  entity_share=memory.config.entity_share, damping=memory.config.damping)
+        assert {s.node: s.weight for s in result.phrase_seeds} == pytest.approx(expected["phrase_seeds"], abs=1e-6)
+        found = [p for p in result.passages if not p.filled]
+        np.testing.assert_allclose([p.score for p in found], [s for _, s in expected["passages"][: len(found)]],
+                                   rtol=1e-4, atol=1e-6)
+        for p, (eid, es) in zip(found, expected["passages"]):  # same order up to near ties
+            assert p.id == eid or abs(p.score - es) < 1e-6
+
+
+def test_entity_ppr_explains_itself(memory_factory):
+    memory = memory_factory()
+    memory.index(PATH_CORPUS + [P("lane-bio", "Thomas Lane was born in Ohio.", title="Thomas Lane")])
+    result = memory.query(QUESTION, mode="entity-ppr", top_k=3, entities=["Stanford", "Alzheimer's"])
+    # the distractors say "professor works on Alzheimer's" word for word: half the reset mass follows the
+    # query's text, so they stay on top here (hipporag1 ranks the two Lane passages first on this corpus)
+    ranked = [p.id for p in memory.query(QUESTION, mode="entity-ppr", top_k=9, entities=["Stanford", "Alzheimer's"]).passages]
+    dense = [p.id for p in memory.query(QUESTION, mode="dense", top_k=9).passages]
+    assert ranked.index("lane-alz") < dense.index("lane-alz") and ranked[-1] == "lane-bio"
+    assert [link.entity for link in result.linked] == ["Stanford", "Alzheimer's"]
+    assert sum(s.weight for s in result.phrase_seeds) == pytest.approx(memory.config.entity_share)
+    assert result.passage_seeds and all(s.weight > 0 for s in result.passage_seeds)
+    assert result.top_phrases and all(p.contributors for p in result.passages if not p.filled)
+    assert all(any(c.phrase == "alzheimer s disease" for c in p.contributors) for p in result.passages)
+    # no entity links: the passages like the query alone start the walk, and it says so
+    alone = memory.query(QUESTION, mode="entity-ppr", top_k=3, entities=[])
+    assert alone.passages and not alone.phrase_seeds and "no query entity links" in alone.warning
+
+
+def test_every_mode_returns_top_k_passages_filling_from_dense(memory_factory):
+    memory = memory_factory()
+    memory.index(PATH_CORPUS)
+    total = len(PATH_CORPUS)
+    for name in MODES:
+        result = memory.query(QUESTION, mode=name, top_k=total, entities=["Alzheimer's"])
+        assert len(result.passages) == total, name
+        assert len({p.id for p in result.passages}) == total, name
+        filled = [p.filled for p in result.passages]
+        assert filled == sorted(filled), name  # the mode's own passages first, then the filled ones
+    bm25 = memory.query("robotics", mode="bm25", top_k=4)
+    assert bm25.passages[0].id == "ortiz" and not bm25.passages[0].filled and all(p.filled for p in bm25.passages[1:])
+    assert not any(p.filled for p in memory.query(QUESTION, mode="dense", top_k=total).passages)
