@@ -98,6 +98,22 @@ class Reader:
             answer = dataclasses.replace(answer, truncated=True)
         return answer
 
+    def next_sentence(
+        self, question: str, passages: Sequence[str | PassageIn], sentences: Sequence[str] = ()
+    ) -> "ReasoningStep":
+        """One step of iterative retrieval: the next reasoning sentence given the passages so far and the
+        sentences already written. Raises LLMError (endpoint unusable) or CallFailed (this call failed)."""
+        before = (self.chat.stats.prompt_tokens, self.chat.stats.completion_tokens)
+        result = self.chat.chat(step_messages(question, passages, sentences), max_tokens=STEP_MAX_TOKENS)
+        sentence, answer = parse_step(result.text)
+        if result.truncated:
+            log.warning("a reasoning step was cut off at max_tokens=%s", result.max_tokens)
+        return ReasoningStep(
+            sentence=sentence, answer=answer, raw=result.text, truncated=result.truncated,
+            prompt_tokens=self.chat.stats.prompt_tokens - before[0],
+            completion_tokens=self.chat.stats.completion_tokens - before[1],
+        )
+
 
 # -- iterative retrieval: one reasoning sentence per step ----------------------------------------------------
 
