@@ -39,7 +39,11 @@ READER_SYSTEM = (
     "that line anyway."
 )
 
-_ANSWER_LINE = re.compile(r"^[\s*#>_-]*answer\s*[*_]*\s*[:：]\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+# "Answer: X", and the forms small models write instead: "The answer is: X", "So the final answer is: X"
+_ANSWER_LINE = re.compile(
+    r"^[\s*#>_-]*(?:(?:so\s+)?the\s+(?:final\s+)?answer\s+is|(?:final\s+)?answer)\s*[*_]*\s*[:：]\s*(.*)$",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,11 @@ STEP_SYSTEM = (
 )
 
 # "So the answer is: X" (colon optional), or a reader-style "Answer: X" line
-_STEP_ANSWER = re.compile(r"\bso\s+the\s+(?:final\s+)?answer\s+is\s*[:：]?\s*(.*)", re.IGNORECASE)
+# "So the answer is: X" (colon optional) or "The answer is: X" (colon required); the last one on its line wins
+_STEP_ANSWER = re.compile(
+    r"\b(?:so\s+the\s+(?:final\s+)?answer\s+is\s*[:：]?|the\s+(?:final\s+)?answer\s+is\s*[:：])\s*(.*)",
+    re.IGNORECASE,
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 STEP_SENTENCE_MAX_CHARS = 400
 
@@ -161,6 +169,8 @@ def parse_step(text: str) -> tuple[str, str | None]:
     "Answer:" line) with its answer, else the first sentence and None."""
     cleaned = re.sub(r"<think>.*?(</think>|$)", "", text or "", flags=re.DOTALL | re.IGNORECASE).strip()
     marker = _STEP_ANSWER.search(cleaned)
+    while marker is not None and _STEP_ANSWER.match(cleaned, marker.start(1)):  # "The answer is: The answer is: X"
+        marker = _STEP_ANSWER.match(cleaned, marker.start(1))
     if marker is None:
         line = _ANSWER_LINE.search(cleaned)
         if line is not None and _clean_answer(line.group(1)):

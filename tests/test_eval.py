@@ -439,3 +439,12 @@ def test_hippo_eval_reader_and_iterative_on_the_sample_dataset(llm_env, tmp_path
         assert "fake-model" in data["config"]["reader"]
     finally:
         runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
+
+
+def test_parse_step_and_parse_answer_accept_the_answer_is():
+    # what SmolLM2 writes instead of the asked-for forms
+    assert parse_step("The answer is: The answer is: Vistula.")[1] == "Vistula"
+    assert parse_step("I think the answer is clear. Warsaw is a city.") == ("I think the answer is clear.", None)
+    from hippo_neo4j.reader import parse_answer
+
+    assert parse_answer("Warsaw.\nThe answer is: Warsaw").answer == "Warsaw" and parse_answer("The final answer is: X").parsed
