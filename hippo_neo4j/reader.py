@@ -39,7 +39,11 @@ READER_SYSTEM = (
     "that line anyway."
 )
 
-_ANSWER_LINE = re.compile(r"^[\s*#>_-]*answer\s*[*_]*\s*[:：]\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+# "Answer: X", and the forms small models write instead: "The answer is: X", "So the final answer is: X"
+_ANSWER_LINE = re.compile(
+    r"^[\s*#>_-]*(?:(?:so\s+)?the\s+(?:final\s+)?answer\s+is|(?:final\s+)?answer)\s*[*_]*\s*[:：]\s*(.*)$",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,110 @@ class Reader:
             answer = dataclasses.replace(answer, truncated=True)
         return answer
 
+    def next_sentence(
+        self, question: str, passages: Sequence[str | PassageIn], sentences: Sequence[str] = ()
+    ) -> "ReasoningStep":
+        """One step of iterative retrieval: the next reasoning sentence given the passages so far and the
+        sentences already written. Raises LLMError (endpoint unusable) or CallFailed (this call failed)."""
+        before = (self.chat.stats.prompt_tokens, self.chat.stats.completion_tokens)
+        result = self.chat.chat(step_messages(question, passages, sentences), max_tokens=STEP_MAX_TOKENS)
+        sentence, answer = parse_step(result.text)
+        if result.truncated:
+            log.warning("a reasoning step was cut off at max_tokens=%s", result.max_tokens)
+        return ReasoningStep(
+            sentence=sentence, answer=answer, raw=result.text, truncated=result.truncated,
+            prompt_tokens=self.chat.stats.prompt_tokens - before[0],
+            completion_tokens=self.chat.stats.completion_tokens - before[1],
+        )
+
+
+# -- iterative retrieval: one reasoning sentence per step ----------------------------------------------------
+
+STEP_PROMPT_VERSION = "s1"
+# token budget of one reasoning step (one sentence is asked for; the rest of a longer answer is dropped)
+STEP_MAX_TOKENS = 160
+
+STEP_SYSTEM = (
+    "You work out the answer to a question that may need several facts chained together. You are given "
+    "numbered passages found so far and the reasoning sentences already written. Write only the next "
+    "sentence of the reasoning: one new fact taken from the passages, or one inference from the facts "
+    "already stated, that moves closer to the answer. Name the people, places and things it is about, so "
+    "the sentence can be used to search for more passages. When the reasoning is complete, write instead "
+    "one sentence that ends with 'So the answer is: <answer>.', where the answer is as short as possible."
+)
+
+# "So the answer is: X" (colon optional), or a reader-style "Answer: X" line
+# "So the answer is: X" (colon optional) or "The answer is: X" (colon required); the last one on its line wins
+_STEP_ANSWER = re.compile(
+    r"\b(?:so\s+the\s+(?:final\s+)?answer\s+is\s*[:：]?|the\s+(?:final\s+)?answer\s+is\s*[:：])\s*(.*)",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
+STEP_SENTENCE_MAX_CHARS = 400
+
+
+@dataclass(frozen=True)
+class ReasoningStep:
+    """One reasoning sentence: what the model wrote, the sentence kept, and the answer if it gave one."""
+
+    sentence: str  # the first sentence (or the sentence that gives the answer), "" if the model wrote nothing
+    answer: str | None  # the text after "So the answer is:" (or an "Answer:" line), else None
+    raw: str
+    truncated: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def _clean_answer(text: str) -> str:
+    answer = text.strip().splitlines()[0].strip() if text.strip() else ""
+    answer = answer.strip().strip("*_`\"'").strip()
+    if answer.endswith(".") and not re.search(r"\b[A-Z]\.$", answer):
+        answer = answer[:-1].rstrip()
+    return answer
+
+
+def parse_step(text: str) -> tuple[str, str | None]:
+    """(sentence, answer) of a reasoning step: the sentence that carries "So the answer is: ..." (or an
+    "Answer:" line) with its answer, else the first sentence and None."""
+    cleaned = re.sub(r"<think>.*?(</think>|$)", "", text or "", flags=re.DOTALL | re.IGNORECASE).strip()
+    marker = _STEP_ANSWER.search(cleaned)
+    while marker is not None and _STEP_ANSWER.match(cleaned, marker.start(1)):  # "The answer is: The answer is: X"
+        marker = _STEP_ANSWER.match(cleaned, marker.start(1))
+    if marker is None:
+        line = _ANSWER_LINE.search(cleaned)
+        if line is not None and _clean_answer(line.group(1)):
+            before = cleaned[: line.start()].strip()
+            sentence = (_SENTENCE_END.split(before)[-1].strip() + " " if before else "") + line.group(0).strip()
+            return sentence.strip()[:STEP_SENTENCE_MAX_CHARS], _clean_answer(line.group(1))
+    if marker is not None:
+        answer = _clean_answer(marker.group(1))
+        if answer:
+            start = 0
+            for boundary in _SENTENCE_END.finditer(cleaned):
+                if boundary.end() > marker.start():
+                    break
+                start = boundary.end()
+            end = cleaned.find("\n", marker.start())
+            sentence = cleaned[start: end if end >= 0 else len(cleaned)].strip()
+            return sentence[:STEP_SENTENCE_MAX_CHARS], answer
+    parts = [p.strip() for p in _SENTENCE_END.split(cleaned) if p.strip()]
+    sentence = parts[0] if parts else ""
+    return sentence.strip("*_` ")[:STEP_SENTENCE_MAX_CHARS], None
+
+
+def step_messages(question: str, passages: Sequence[str | PassageIn], sentences: Sequence[str]) -> list[dict[str, str]]:
+    """The step conversation: numbered passages, the question, and the reasoning so far."""
+    blocks = []
+    for n, passage in enumerate(passages, 1):
+        text = passage.full_text if isinstance(passage, PassageIn) else str(passage)
+        blocks.append(f"[{n}] {text}")
+    so_far = "\n".join(f"{n}. {s}" for n, s in enumerate(sentences, 1)) if sentences else "(none yet)"
+    user = (
+        "Passages:\n" + ("\n\n".join(blocks) or "(none found)") + f"\n\nQuestion: {question}\n\n"
+        f"Reasoning so far:\n{so_far}\n\nWrite the next sentence only."
+    )
+    return [{"role": "system", "content": STEP_SYSTEM}, {"role": "user", "content": user}]
+
 
 FILTER_PROMPT_VERSION = "f1"
 
@@ -143,7 +251,7 @@ class RecognitionFilter:
         return sorted(kept)
 
 
-__all__ = ["Reader", "RecognitionFilter", "ReaderAnswer", "parse_answer", "exact_match", "f1", "normalize_answer", "CallFailed"]
+__all__ = ["Reader", "RecognitionFilter", "ReaderAnswer", "ReasoningStep", "parse_answer", "parse_step", "qa_scores", "exact_match", "f1", "normalize_answer", "CallFailed"]
 
 
 # -- SQuAD evaluation -----------------------------------------------------------------------------------------
@@ -186,3 +294,10 @@ def _f1_one(pred: str, gold: str) -> float:
 def f1(pred: str, golds: str | Iterable[str]) -> float:
     """Token-level F1 of the normalised prediction, maximised over gold answers (aliases)."""
     return max((_f1_one(pred, g) for g in _golds(golds)), default=0.0)
+
+
+def qa_scores(pred: str | None, golds: str | Iterable[str]) -> dict[str, float]:
+    """``{"em", "f1"}`` of a prediction against the gold answer and its aliases (no prediction scores 0)."""
+    if pred is None:
+        return {"em": 0.0, "f1": 0.0}
+    return {"em": exact_match(pred, golds), "f1": f1(pred, golds)}

@@ -229,3 +229,222 @@ def test_hippo_eval_on_the_sample_dataset_writes_the_issue_json(tmp_path, connec
         assert "| dense |" not in again.stdout
     finally:
         runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
+
+
+# ------------------------------------------------------------------- QA scores and iterative retrieval
+
+from hippo_neo4j.llm.settings import LLMSettings  # noqa: E402
+from hippo_neo4j.models import Extraction  # noqa: E402
+from hippo_neo4j.reader import READER_SYSTEM, STEP_SYSTEM, Reader, parse_step, qa_scores  # noqa: E402
+from hippo_neo4j.retrieve.iterative import IterativeRetrieval, explain  # noqa: E402
+
+from .fake_openai import FakeOpenAI, llm_env  # noqa: E402,F401 - the fixture
+
+QA_PASSAGES = [
+    PassageIn(title="Marie Curie", text="Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903.",
+              extraction=Extraction(named_entities=["Marie Curie", "Warsaw"], triples=[["Marie Curie", "born in", "Warsaw"]])),
+    PassageIn(title="Warsaw", text="Warsaw is the capital of Poland and lies on the Vistula river.",
+              extraction=Extraction(named_entities=["Warsaw", "Poland", "Vistula"], triples=[["Warsaw", "capital of", "Poland"]])),
+    PassageIn(title="Danube", text="The Danube flows through Vienna and Budapest before it reaches the Black Sea.",
+              extraction=Extraction(named_entities=["Danube", "Vienna"], triples=[["Danube", "flows through", "Vienna"]])),
+    PassageIn(title="Kyoto", text="Kyoto was the capital of Japan for more than a thousand years.",
+              extraction=Extraction(named_entities=["Kyoto", "Japan"], triples=[["Kyoto", "capital of", "Japan"]])),
+]
+QA_QUESTION = "Which river flows through the city where Marie Curie was born?"
+
+
+def _fake_reader(fake: FakeOpenAI, **overrides) -> Reader:
+    values = dict(base_url=fake.base_url, model="fake-model", negotiation_file="off", max_attempts=2,
+                  backoff_initial=0.01, backoff_max=0.05, timeout=5.0)
+    values.update(overrides)
+    return Reader(LLMSettings.from_env(**values))
+
+
+def _usage(fake: FakeOpenAI, request: dict, content: str) -> tuple[int, int]:
+    """The token counts the fake reports for one exchange (tests/fake_openai.py)."""
+    return sum(len(str(m.get("content", ""))) for m in request["messages"]) // 4, len(content) // 4
+
+
+@pytest.fixture
+def qa_memory(memory_factory):
+    memory = memory_factory()
+    memory.index(QA_PASSAGES)
+    return memory
+
+
+def test_gold_answers_come_from_answer_and_aliases(tmp_path, musique):
+    assert musique.questions[0].answers == ("G. Stanley Hall", "Stanley Hall")
+    assert ev.load_dataset(SAMPLE).questions[0].answers == ("Thomas C. Sudhof",)  # a list, as in the sample
+    (tmp_path / "corpus.json").write_text(json.dumps([{"title": "A", "text": "a"}]))
+    (tmp_path / "questions.json").write_text(json.dumps([
+        {"question": "q1", "answer": " Warsaw ", "answer_aliases": ["Warszawa", "Warsaw", "", 3]},
+        {"question": "q2"},
+    ]))
+    q1, q2 = ev.load_dataset(tmp_path).questions
+    assert q1.answers == ("Warsaw", "Warszawa") and q2.answers == ()
+
+
+def test_parse_step_keeps_one_sentence_or_the_answer():
+    assert parse_step("Curie was born in Warsaw. She won a prize.") == ("Curie was born in Warsaw.", None)
+    assert parse_step("Curie was born in Warsaw. So the answer is: the Vistula.\nextra") == (
+        "So the answer is: the Vistula.", "the Vistula")
+    assert parse_step("so the answer is Vistula")[1] == "Vistula"
+    assert parse_step("Warsaw is on the Vistula.\nAnswer: Vistula") == ("Warsaw is on the Vistula. Answer: Vistula", "Vistula")
+    assert parse_step("<think>hmm</think>\n") == ("", None)
+    assert parse_step("So the answer is:") == ("So the answer is:", None)  # no answer after the marker
+    assert qa_scores(None, ["x"]) == {"em": 0.0, "f1": 0.0}
+    assert qa_scores("The Vistula river", ["Vistula"]) == {"em": 0.0, "f1": pytest.approx(2 / 3)}
+
+
+def test_iterative_stops_when_the_model_answers_at_step_1(llm_env, qa_memory):
+    with FakeOpenAI(lambda r: "Curie was born in Warsaw, on the Vistula. So the answer is: Vistula.") as fake:
+        loop = IterativeRetrieval(qa_memory, mode="dense", steps=3, reader=_fake_reader(fake))
+        result = loop.run(QA_QUESTION, top_k=2)
+        [request] = fake.requests
+    assert result.stopped == "answer" and result.answer == "Vistula" and result.error is None
+    assert result.llm_calls == 1 and len(result.steps) == 2
+    first, second = result.steps
+    assert first.query == QA_QUESTION and len(first.retrieved) == 2 and first.added == first.retrieved
+    assert second.sentence.endswith("So the answer is: Vistula.") and second.query is None and second.retrieved == []
+    assert [p.id for p in result.passages] == first.retrieved
+    # the step saw the question and the passages of step 0, and its tokens are counted
+    assert request["messages"][0]["content"] == STEP_SYSTEM
+    assert QA_QUESTION in request["messages"][1]["content"] and "(none yet)" in request["messages"][1]["content"]
+    assert (result.prompt_tokens, result.completion_tokens) == _usage(fake, request, second.raw)
+    assert "stopped: answer" in explain(result)
+
+
+def test_iterative_stops_after_n_steps_when_the_model_never_answers(llm_env, qa_memory):
+    sentences = iter(["Marie Curie was born in Warsaw.", "Warsaw lies on the Vistula river.",
+                      "The Danube flows through Vienna.", "Kyoto was the capital of Japan."])
+    with FakeOpenAI(lambda r: next(sentences) + " And more text that is not kept.") as fake:
+        reader = _fake_reader(fake)
+        result = IterativeRetrieval(qa_memory, mode="dense", steps=3, reader=reader).run(QA_QUESTION, top_k=1)
+        requests = list(fake.requests)
+    assert result.stopped == "max_steps" and result.answer is None
+    assert result.llm_calls == len(requests) == 3 == reader.chat.stats.calls
+    assert len(result.steps) == 4 and [s.step for s in result.steps] == [0, 1, 2, 3]
+    written = ["Marie Curie was born in Warsaw.", "Warsaw lies on the Vistula river.", "The Danube flows through Vienna."]
+    assert [s.sentence for s in result.steps[1:]] == written
+    # every sentence became the next query; each later prompt carries the sentences before it
+    assert [s.query for s in result.steps] == [QA_QUESTION, *written]
+    for n, request in enumerate(requests):
+        user = request["messages"][1]["content"]
+        assert all(f"{i + 1}. {s}" in user for i, s in enumerate(written[:n]))
+        assert written[n] not in user
+    # the pool: each passage once, the union of what the steps added, best score kept
+    added = [pid for s in result.steps for pid in s.added]
+    assert len(added) == len(set(added)) and result.passages[0].id in added
+    best = {}
+    for s in result.steps:
+        for p in s.retrieval.passages:
+            best[p.id] = max(best.get(p.id, -1.0), p.score)
+    assert result.passages[0].score == max(best.values())
+    assert result.prompt_tokens == sum(s.prompt_tokens for s in result.steps) == reader.chat.stats.prompt_tokens
+    assert result.completion_tokens == reader.chat.stats.completion_tokens > 0
+    # steps=0 is plain retrieval, without the LLM
+    plain = IterativeRetrieval(qa_memory, mode="dense", steps=0, reader=reader).run(QA_QUESTION, top_k=2)
+    assert plain.stopped == "no_llm_steps" and plain.llm_calls == 0 and len(plain.steps) == 1
+    with pytest.raises(HippoError, match="steps must be"):
+        IterativeRetrieval(qa_memory, mode="dense", steps=11, reader=reader)
+    with pytest.raises(HippoError, match="Unknown mode"):
+        IterativeRetrieval(qa_memory, mode="nope", reader=reader)
+
+
+def test_iterative_returns_a_flagged_partial_result_when_the_endpoint_dies(llm_env, qa_memory):
+    import time
+
+    with FakeOpenAI(lambda r: "Marie Curie was born in Warsaw.") as fake:
+        fake.die_after(1)
+        began = time.monotonic()
+        result = IterativeRetrieval(qa_memory, mode="dense", steps=3, reader=_fake_reader(fake)).run(QA_QUESTION, top_k=2)
+        elapsed = time.monotonic() - began
+    assert elapsed < 30
+    assert result.stopped == "error" and result.partial and result.llm_calls == 1
+    assert result.error.startswith("step 2: ") and fake.base_url.rsplit("/", 1)[0] in result.error
+    assert len(result.steps) == 3 and result.steps[2].sentence is None and result.steps[2].query is None
+    assert result.passages and result.steps[1].query == "Marie Curie was born in Warsaw."
+    assert "partial result" in explain(result)
+
+
+def _scripted(request: dict) -> str:
+    """Reader prompts get fixed answers; step prompts answer at once; anything else is empty NER / OpenIE."""
+    system = request["messages"][0]["content"]
+    if system == READER_SYSTEM:
+        return "Warsaw is on the Vistula.\nAnswer: the Vistula river"
+    if system == STEP_SYSTEM:
+        return "So the answer is: Vistula."
+    return json.dumps({"triples": []} if "triples" in system.lower() else {"named_entities": []})
+
+
+def test_evaluate_scores_the_readers_answers_and_the_iterative_variant(llm_env, qa_memory):
+    dataset = ev.Dataset("qa", SAMPLE, QA_PASSAGES, [
+        ev.Question("q1", QA_QUESTION, (QA_PASSAGES[0].passage_id, QA_PASSAGES[1].passage_id), ("Vistula", "Wisła")),
+        ev.Question("q2", "Where does the Danube end?", (QA_PASSAGES[2].passage_id,), ("the Vistula river",)),
+    ])
+    with FakeOpenAI(_scripted) as fake:
+        reader = _fake_reader(fake)
+        result = ev.evaluate(qa_memory, dataset, modes=["dense", "bm25"], reader=reader, reader_top_k=2, iterative_steps=2)
+        calls = len(fake.requests)
+    variants = ["dense", "bm25", "dense+ircot", "bm25+ircot"]
+    assert list(result["summary"]) == variants and list(result["qa"]) == variants
+    # per question: "the Vistula river" vs "Vistula" is F1 2/3 (EM 0); vs "the Vistula river" EM 1
+    for variant in variants:
+        q1, q2 = (q[variant]["qa"] for q in result["questions"])
+        assert q1["answer"] == q2["answer"] == "the Vistula river"
+        assert (q1["em"], q1["f1"]) == (0.0, pytest.approx(2 / 3)) and (q2["em"], q2["f1"]) == (1.0, 1.0)
+        assert result["summary"][variant]["em"] == 0.5 and result["summary"][variant]["f1"] == pytest.approx(5 / 6)
+        qa = result["qa"][variant]
+        assert qa["reader_calls"] == 2 and qa["parsed"] == 2 and qa["failed"] == 0 and qa["reader_prompt_tokens"] > 0
+    for q in result["questions"]:
+        assert q["answers"] and q["dense+ircot"]["stopped"] == "answer" and q["dense+ircot"]["chain_answer"] == "Vistula"
+        assert [s["step"] for s in q["bm25+ircot"]["steps"]] == [0, 1] and q["bm25+ircot"]["llm_calls"] == 1
+    d = result["diagnostics"]["dense+ircot"]
+    assert d["llm_calls"] == 2 and d["stopped"] == {"answer": 2} and d["errors"] == 0 and d["steps"] == 2
+    # 4 variants x 2 questions reader calls + 2 modes x 2 questions step calls
+    assert calls == reader.chat.stats.calls == 8 + 4
+    table = ev.summary_table(result["summary"], result["diagnostics"])
+    assert "| EM | F1 |" in table and "| dense+ircot |" in table
+    with pytest.raises(HippoError, match="needs a reader"):
+        ev.evaluate(qa_memory, dataset, modes=["dense"], iterative_steps=2)
+
+
+def test_hippo_eval_reader_and_iterative_on_the_sample_dataset(llm_env, tmp_path, connection):
+    ns = f"eval-t-{uuid.uuid4().hex[:8]}"
+    env = {"HIPPO_NEO4J_URI": connection.uri, "HIPPO_NEO4J_PASSWORD": connection.password.get_secret_value()}
+    runner = CliRunner()
+    no_llm = runner.invoke(cli, ["eval", str(SAMPLE), "--reader", "--namespace", ns], env=env)
+    assert no_llm.exit_code == 1 and "--reader needs an LLM endpoint: set OPENAI_BASE_URL" in no_llm.output
+    assert len(no_llm.output.strip().splitlines()) == 1
+    no_llm = runner.invoke(cli, ["ask", "Who?", "--iterative"], env=env)
+    assert no_llm.exit_code == 1 and "OPENAI_BASE_URL" in no_llm.output and len(no_llm.output.strip().splitlines()) == 1
+    out_file = tmp_path / "eval.json"
+    try:
+        with FakeOpenAI(_scripted) as fake:
+            env.update(OPENAI_BASE_URL=fake.base_url, HIPPO_LLM_MODEL="fake-model")
+            out = runner.invoke(cli, ["eval", str(SAMPLE), "--namespace", ns, "--mode", "dense", "--reader",
+                                      "--reader-top-k", "2", "--iterative", "--steps", "1", "--json", str(out_file)],
+                                env=env, catch_exceptions=False)
+        assert out.exit_code == 0, out.output
+        assert "| mode | R@1 | R@2 | R@5 | R@10 | AR@2 | AR@5 | EM | F1 |" in out.stdout
+        assert "| dense+ircot |" in out.stdout and "reader calls" in out.stdout
+        data = json.loads(out_file.read_text())
+        (question,) = data["questions"]
+        assert question["answers"] == ["Thomas C. Sudhof"]
+        for variant in ("dense", "dense+ircot"):
+            assert question[variant]["qa"]["answer"] == "the Vistula river" and question[variant]["qa"]["em"] == 0.0
+            assert data["summary"][variant]["em"] == 0.0 and data["qa"][variant]["reader_calls"] == 1
+        assert question["dense+ircot"]["steps"][1]["answer"] == "Vistula"
+        assert data["config"]["reader_top_k"] == 2 and data["config"]["iterative_steps"] == 1
+        assert "fake-model" in data["config"]["reader"]
+    finally:
+        runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
+
+
+def test_parse_step_and_parse_answer_accept_the_answer_is():
+    # what SmolLM2 writes instead of the asked-for forms
+    assert parse_step("The answer is: The answer is: Vistula.")[1] == "Vistula"
+    assert parse_step("I think the answer is clear. Warsaw is a city.") == ("I think the answer is clear.", None)
+    from hippo_neo4j.reader import parse_answer
+
+    assert parse_answer("Warsaw.\nThe answer is: Warsaw").answer == "Warsaw" and parse_answer("The final answer is: X").parsed

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 import threading
 import time
 from pathlib import Path
@@ -251,3 +252,192 @@ def _content(body: str) -> str | None:
         return json.loads(body)["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError):
         return body[:300]
+
+
+# -- QA scores and iterative retrieval on Neo4j, with the real model writing the answers and the steps --------
+
+QA_QUESTIONS = [
+    {"id": "curie", "question": QUESTION, "answer": "Warsaw", "answer_aliases": ["Warszawa"], "support": ["Marie Curie"]},
+    {"id": "kyoto", "question": "Which city is home to the temple Kinkaku-ji?", "answer": "Kyoto", "answer_aliases": [],
+     "support": ["Kyoto"]},
+    {"id": "turing", "question": "Where did Alan Turing work during the Second World War?", "answer": "Bletchley Park",
+     "answer_aliases": ["Bletchley"], "support": ["Alan Turing"]},
+]
+EXTRACTIONS = {
+    "Marie Curie": (["Marie Curie", "Warsaw", "Nobel Prize in Physics"], [["Marie Curie", "born in", "Warsaw"]]),
+    "Danube": (["Danube", "Vienna", "Budapest", "Black Sea"], [["Danube", "flows through", "Vienna"]]),
+    "Alan Turing": (["Alan Turing", "King's College", "Bletchley Park"], [["Alan Turing", "worked at", "Bletchley Park"]]),
+    "Kyoto": (["Kyoto", "Japan", "Kinkaku-ji"], [["Kyoto", "home to", "Kinkaku-ji"]]),
+}
+
+
+def qa_dataset(root: Path) -> Path:
+    """PASSAGES and QA_QUESTIONS laid out as a dataset directory, with a hand-made OpenIE file (no extraction)."""
+    root.mkdir(parents=True, exist_ok=True)
+    by_title = {p.title: p for p in PASSAGES}
+    (root / "corpus.json").write_text(json.dumps([{"title": p.title, "text": p.text} for p in PASSAGES]))
+    (root / "questions.json").write_text(json.dumps([
+        {"id": q["id"], "question": q["question"], "answer": q["answer"], "answer_aliases": q["answer_aliases"],
+         "paragraphs": [{"title": t, "paragraph_text": by_title[t].text, "is_supporting": True} for t in q["support"]]}
+        for q in QA_QUESTIONS
+    ]))
+    docs = [{"idx": i, "title": p.title, "text": p.text, "passage": p.full_text,
+             "extracted_entities": EXTRACTIONS[p.title][0], "extracted_triples": EXTRACTIONS[p.title][1]}
+            for i, p in enumerate(PASSAGES)]
+    (root / "openie_hand.json").write_text(json.dumps({"docs": docs}))
+    return root
+
+
+def hand_scores(prediction: str, golds: list[str]) -> tuple[float, float]:
+    """EM and F1 computed here, apart from reader.py: lower-case, no punctuation, no a/an/the, token overlap."""
+    def tokens(s: str) -> list[str]:
+        s = "".join(c for c in s.lower() if c not in string.punctuation)
+        return [t for t in s.split() if t not in ("a", "an", "the")]
+
+    em, best = 0.0, 0.0
+    for gold in golds:
+        p, g = tokens(prediction), tokens(gold)
+        em = max(em, float(p == g))
+        common = sum(min(p.count(t), g.count(t)) for t in set(p))
+        if p and g and common:
+            precision, recall = common / len(p), common / len(g)
+            best = max(best, 2 * precision * recall / (precision + recall))
+        elif not p and not g:
+            best = max(best, 1.0)
+    return em, best
+
+
+def usage_of(recorder: Recorder) -> tuple[int, int]:
+    prompt = completion = 0
+    for _, status, body in recorder.exchanges:
+        if status == 200:
+            usage = json.loads(body).get("usage") or {}
+            prompt += usage.get("prompt_tokens") or 0
+            completion += usage.get("completion_tokens") or 0
+    return prompt, completion
+
+
+@pytest.mark.timeout(900)
+def test_qa_scores_on_a_real_server(real, memory_factory, tmp_path):
+    from hippo_neo4j import evaluation as ev
+
+    dataset = ev.load_dataset(qa_dataset(tmp_path / "qa"))
+    assert [q.answers for q in dataset.questions] == [("Warsaw", "Warszawa"), ("Kyoto",), ("Bletchley Park", "Bletchley")]
+    memory = memory_factory()
+    ev.ensure_index(memory, dataset)
+    settings = settings_for(real, max_tokens=160)  # a weak model can ramble to any budget: keep the run short
+    recorder = Recorder()
+    reader = Reader(settings, client=recorder.client(settings))
+    started = time.monotonic()
+    result = ev.evaluate(memory, dataset, modes=["dense"], reader=reader, reader_top_k=2)
+    seconds = time.monotonic() - started
+    answers = [(q["id"], q["dense"]["qa"]) for q in result["questions"]]
+    real["outputs"]["qa"] = {"seconds": round(seconds, 1), "summary": result["summary"]["dense"], "qa": result["qa"]["dense"],
+                             "answers": {qid: {k: a[k] for k in ("answer", "em", "f1", "parsed", "truncated")} for qid, a in answers}}
+
+    # one reader call a question, with the top 2 passages; every answer scored as computed by hand
+    assert len(recorder.requests) == len(dataset.questions) == result["qa"]["dense"]["reader_calls"]
+    for request, question in zip(recorder.requests, dataset.questions):
+        user = request["messages"][-1]["content"]
+        assert "[2] " in user and "[3] " not in user and question.question in user
+    ems, f1s = [], []
+    for (qid, qa), question in zip(answers, dataset.questions):
+        assert isinstance(qa["answer"], str) and qa["error"] is None
+        em, f1_ = hand_scores(qa["answer"], list(question.answers))
+        assert qa["em"] == em and qa["f1"] == pytest.approx(f1_), (qid, qa["answer"])
+        ems.append(em)
+        f1s.append(f1_)
+    summary = result["summary"]["dense"]
+    assert summary["em"] == pytest.approx(sum(ems) / len(ems)) and summary["f1"] == pytest.approx(sum(f1s) / len(f1s))
+    # tokens are the server's own usage figures
+    qa = result["qa"]["dense"]
+    assert (qa["reader_prompt_tokens"], qa["reader_completion_tokens"]) == usage_of(recorder)
+    assert qa["reader_seconds"] > 0
+    if real["server"].strong:
+        assert summary["em"] >= 2 / 3, answers
+
+
+@pytest.mark.timeout(900)
+def test_iterative_retrieval_on_a_real_server(real, memory_factory, tmp_path):
+    from hippo_neo4j import evaluation as ev
+    from hippo_neo4j.reader import STEP_MAX_TOKENS
+    from hippo_neo4j.retrieve.iterative import IterativeRetrieval, explain
+
+    dataset = ev.load_dataset(qa_dataset(tmp_path / "qa"))
+    memory = memory_factory()
+    ev.ensure_index(memory, dataset)
+    settings = settings_for(real)
+    recorder = Recorder()
+    reader = Reader(settings, client=recorder.client(settings))
+    question = dataset.questions[2].question
+    started = time.monotonic()
+    result = IterativeRetrieval(memory, mode="bm25", steps=2, reader=reader, order="rank").run(question, top_k=2)
+    seconds = time.monotonic() - started
+    real["outputs"]["ircot"] = {"seconds": round(seconds, 1), "explain": explain(result), "stopped": result.stopped,
+                                "answer": result.answer, "raws": [s.raw for s in result.steps],
+                                "passages": [p.title for p in result.passages]}
+
+    # bounded: at most 2 LLM calls, every one counted with the server's token figures
+    assert result.stopped in ("answer", "max_steps", "no_sentence") and result.error is None
+    assert 1 <= result.llm_calls == len(recorder.requests) == reader.chat.stats.calls <= 2
+    assert (result.prompt_tokens, result.completion_tokens) == usage_of(recorder)
+    assert all(r["max_tokens"] == STEP_MAX_TOKENS and "response_format" not in r for r in recorder.requests)
+    # every step is in the explanation: the sentence written, the query it became, what it added
+    assert result.steps[0].query == question and result.steps[0].retrieved
+    written = []
+    for step, request in zip(result.steps[1:], recorder.requests):
+        user = request["messages"][-1]["content"]
+        assert question in user and all(s in user for s in written)  # the reasoning so far was given back
+        assert step.raw is not None and step.sentence is not None
+        if step.answer is None and step.sentence:
+            assert step.query == step.sentence and step.retrieval is not None
+            assert set(step.added) <= set(step.retrieved)
+        else:
+            assert step.query is None
+        written.append(step.sentence)
+    ids = [p.id for p in result.passages]
+    assert len(ids) == len(set(ids)) <= 2
+    assert set(ids) <= {pid for s in result.steps for pid in s.added}
+    text = explain(result)
+    assert all(f"step {s.step}" in text for s in result.steps)
+
+
+@pytest.mark.timeout(900)
+def test_hippo_eval_reader_iterative_through_a_real_server(real, connection, tmp_path):
+    from click.testing import CliRunner
+
+    from hippo_neo4j.cli import cli
+
+    root = qa_dataset(tmp_path / "qa")
+    server: LlamaServer = real["server"]
+    ns = f"eval-real-{tmp_path.name[-8:]}"
+    env = {"HIPPO_NEO4J_URI": connection.uri, "HIPPO_NEO4J_PASSWORD": connection.password.get_secret_value(),
+           "OPENAI_BASE_URL": server.base_url, "HIPPO_LLM_MODEL": server.model, "HIPPO_LLM_MAX_TOKENS": "160",
+           "HIPPO_LLM_NEGOTIATION_FILE": str(real["root"] / "llm-endpoints.json"),
+           "HIPPO_EXTRACTION_CACHE": str(tmp_path / "extractions.sqlite")}
+    out_file = tmp_path / "eval.json"
+    runner = CliRunner()
+    started = time.monotonic()
+    try:
+        out = runner.invoke(cli, ["eval", str(root), "--namespace", ns, "--mode", "dense", "--limit", "2", "--reader",
+                                  "--reader-top-k", "2", "--iterative", "--steps", "1", "--json", str(out_file)],
+                            env=env, catch_exceptions=False)
+    finally:
+        runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out_file.read_text())
+    real["outputs"]["eval_cli"] = {"seconds": round(time.monotonic() - started, 1), "stdout": out.stdout,
+                                   "answers": {q["id"]: {v: q[v]["qa"]["answer"] for v in ("dense", "dense+ircot")}
+                                               for q in data["questions"]}}
+    assert "| EM | F1 |" in out.stdout and "| dense+ircot |" in out.stdout
+    assert set(data["summary"]) == {"dense", "dense+ircot"}
+    for variant in ("dense", "dense+ircot"):
+        scored = [q[variant]["qa"] for q in data["questions"]]
+        for q, qa in zip(data["questions"], scored):
+            em, f1_ = hand_scores(qa["answer"] or "", q["answers"])
+            assert qa["em"] == em and qa["f1"] == pytest.approx(f1_)
+        assert data["summary"][variant]["em"] == pytest.approx(sum(a["em"] for a in scored) / 2)
+        assert data["qa"][variant]["reader_calls"] == 2
+    for q in data["questions"]:
+        assert q["dense+ircot"]["llm_calls"] == 1 and len(q["dense+ircot"]["steps"]) == 2
+    assert data["diagnostics"]["dense+ircot"]["llm_calls"] == 2

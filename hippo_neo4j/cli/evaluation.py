@@ -1,4 +1,5 @@
-"""``hippo eval``: the recall harness on the command line (the benchmarks are ``make bench``, in ``bench/``)."""
+"""``hippo eval``: the recall harness on the command line, with the reader's EM / F1 (``--reader``) and the
+iterative variant of each mode (``--iterative``); the benchmarks are ``make bench``, in ``bench/``."""
 
 from __future__ import annotations
 
@@ -8,8 +9,14 @@ from typing import Any
 
 import click
 
+from ..errors import ConfigError
 from ..retrieve import EVAL_DEFAULT, MODES
 from .common import connection_options, connection_settings, emit
+
+NEEDS_LLM = (
+    "{flag} needs an LLM endpoint: set OPENAI_BASE_URL (e.g. http://127.0.0.1:8080/v1 for a local llama.cpp, "
+    "Ollama or vLLM server) or OPENAI_API_KEY, and HIPPO_LLM_MODEL to the model it serves."
+)
 
 MODE_CHOICES = MODES.names()
 
@@ -51,6 +58,16 @@ def _write_json(path: str, data: Any) -> None:
               "'named-else-extractor'); 'gold' = oracle entities of the gold passages found in the question.")
 @click.option("--min-link-cosine", type=click.FloatRange(-1, 1), default=None,
               help="Diagnosis only: drop query entities whose best phrase has a lower cosine.")
+@click.option("--reader", "use_reader", is_flag=True,
+              help="Also answer each question with the LLM reader from each mode's top passages: EM and F1 "
+              "(max over the answer and its aliases), reader tokens and time. Needs OPENAI_BASE_URL / OPENAI_API_KEY.")
+@click.option("--reader-top-k", type=click.IntRange(1, 50), default=5, show_default=True,
+              help="Passages given to the reader (and seen at each iterative step).")
+@click.option("--iterative", is_flag=True,
+              help="Also run each mode iteratively (IRCoT), as '<mode>+ircot': the LLM writes a reasoning sentence, "
+              "which becomes the next query. Needs an LLM.")
+@click.option("--steps", type=click.IntRange(0, 10), default=3, show_default=True,
+              help="--iterative: at most this many reasoning sentences (LLM calls) per question.")
 @click.pass_context
 def eval_cmd(
     ctx: click.Context,
@@ -68,17 +85,33 @@ def eval_cmd(
     no_openie: bool,
     entity_source: str,
     min_link_cosine: float | None,
+    use_reader: bool,
+    reader_top_k: int,
+    iterative: bool,
+    steps: int,
 ) -> None:
     """Recall@1/2/5/10 and all-recall AR@2/5 of each mode on DATASET_DIR (questions.json, corpus.json and an
-    optional openie_*.json whose extraction is imported)."""
+    optional openie_*.json whose extraction is imported); with --reader also the reader's EM and F1, with
+    --iterative also each mode's iterative (IRCoT) variant."""
     from .. import evaluation as ev
     from ..config import HippoConfig
     from ..db import connect
     from ..encode import shared_encoder
+    from ..evaluation.metrics import iterative_table, qa_table
+    from ..llm.settings import llm_configured
     from ..memory import HippoRAG
 
     say = _say()
+    reader = None
+    if use_reader or iterative:
+        if not llm_configured():
+            raise ConfigError(NEEDS_LLM.format(flag="--reader" if use_reader else "--iterative"))
+        from ..reader import Reader
+
+        reader = Reader()
     dataset = ev.load_dataset(dataset_dir, use_openie=not no_openie).subset(limit)
+    if use_reader and not any(q.answers for q in dataset.questions):
+        raise ConfigError(f"{dataset.root / 'questions.json'} has no gold answers ('answer' / 'answer_aliases') to score the reader against.")
     settings = connection_settings(ctx)
     root_ns = ctx.find_root().obj.get("connection_options", {}).get("namespace")
     base_config = HippoConfig()
@@ -104,8 +137,13 @@ def eval_cmd(
             else {}
         )
         say(f"evaluating {', '.join(selected)} on {len(dataset.questions)} questions ...")
+        if reader is not None:
+            say(f"reader {reader.name} on the top {reader_top_k} passages"
+                + (f"; iterative variants with at most {steps} reasoning steps" if iterative else ""))
         result = ev.evaluate(
-            memory, dataset, modes=selected, top_k=top_k, entities=entities, use_filter=not no_filter
+            memory, dataset, modes=selected, top_k=top_k, entities=entities, use_filter=not no_filter,
+            reader=reader, reader_top_k=reader_top_k,
+            iterative_steps=steps if iterative else None, qa=use_reader,
         )
         result["config"] = {
             "dataset": str(dataset.root),
@@ -126,6 +164,10 @@ def eval_cmd(
                 "off" if no_filter or memory.fact_filter is None else getattr(memory.fact_filter, "name", "on")
             ),
             "index_timings": (outcome.report or {}).get("timings"),
+            "reader": reader.name if use_reader and reader is not None else None,
+            "reader_top_k": reader_top_k if use_reader else None,
+            "iterative_steps": steps if iterative else None,
+            "llm": reader.chat.stats.summary() if reader is not None else None,
             "graph": memory.stats(),
         }
         if "hipporag1" in selected:
@@ -138,6 +180,11 @@ def eval_cmd(
             "",
             ev.summary_table(result["summary"], result["diagnostics"]),
         ]
+        if result.get("qa"):
+            text += ["", f"reader ({reader.name if reader else ''}, top {reader_top_k} passages):", "",
+                     qa_table(result["qa"], result["diagnostics"])]
+        if iterative:
+            text += ["", f"iterative retrieval (at most {steps} reasoning steps):", "", iterative_table(result["diagnostics"])]
         if "hipporag1" in selected:
             text += ["", "hipporag1 diagnostics: " + ", ".join(
                 f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in analysis.items())]
@@ -156,4 +203,4 @@ def eval_cmd(
     if json_out:
         _write_json(json_out, result)
         text.append(f"\nwrote {json_out}")
-    emit(ctx, {"summary": result["summary"], "sweep": result.get("sweep")}, "\n".join(text))
+    emit(ctx, {"summary": result["summary"], "qa": result.get("qa"), "sweep": result.get("sweep")}, "\n".join(text))

@@ -1,4 +1,5 @@
-"""``hippo query`` and ``hippo ask``: retrieval with any mode of the registry, and an answer from the reader."""
+"""``hippo query`` and ``hippo ask``: retrieval with any mode of the registry, and an answer from the reader
+(``hippo ask --iterative``: retrieval and reasoning in turns, IRCoT)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..config import HippoConfig
+from ..errors import ConfigError
 from ..retrieve import MODES, default_mode
 from .common import connection_options, emit, extractor_option, json_option, open_memory
 
@@ -29,7 +31,7 @@ def _result_text(result: "RetrievalResult") -> str:
             f"  {'kept   ' if f.kept else 'dropped'} ({f.score:.3f}) {f.subject} | {f.predicate} | {f.object}"
             for f in result.facts
         ]
-    if result.phrase_seeds and result.mode == "hipporag2":
+    if result.phrase_seeds and result.mode in ("hipporag2", "entity-ppr"):
         lines.append("phrase seeds: " + ", ".join(f"{s.node} ({s.weight:.3f})" for s in result.phrase_seeds))
     if result.passage_seeds:
         lines.append("largest passage seeds: " + ", ".join(f"{s.node} ({s.weight:.4f})" for s in result.passage_seeds))
@@ -40,7 +42,8 @@ def _result_text(result: "RetrievalResult") -> str:
     for rank, p in enumerate(result.passages, 1):
         title = f"{p.title}: " if p.title else ""
         text = (title + p.text).replace("\n", " ")
-        lines.append(f"{rank:>2}. [{p.score:.4f}] {p.id}  {text[:160]}{'...' if len(text) > 160 else ''}")
+        filled = " (filled from dense)" if p.filled else ""
+        lines.append(f"{rank:>2}. [{p.score:.4f}] {p.id}{filled}  {text[:160]}{'...' if len(text) > 160 else ''}")
         if p.contributors:
             lines.append("      via " + ", ".join(f"{c.phrase} ({c.contribution:.3f})" for c in p.contributors[:3]))
     if not result.passages:
@@ -102,15 +105,28 @@ def _retrieve(
 @click.command("ask")
 @connection_options()
 @click.argument("question")
-@retrieval_options(50, "Passages given to the reader.")
+@retrieval_options(50, "Passages given to the reader (and retrieved at each iterative step).")
+@click.option("--iterative", is_flag=True,
+              help="IRCoT: the LLM writes one reasoning sentence at a time, each the next query (same mode); "
+              "passages accumulate until it answers or --steps is reached.")
+@click.option("--steps", type=click.IntRange(0, 10), default=3, show_default=True,
+              help="--iterative: at most this many reasoning sentences (LLM calls).")
 @click.pass_context
 def ask_cmd(
     ctx: click.Context, question: str, mode: str, no_filter: bool, top_k: int, entities: str | None,
-    extractor_kind: str, as_json: bool,
+    extractor_kind: str, as_json: bool, iterative: bool, steps: int,
 ) -> None:
-    """Retrieve, then answer QUESTION from the top passages with the LLM reader."""
+    """Retrieve, then answer QUESTION from the top passages with the LLM reader (--iterative: retrieve and
+    reason in turns)."""
     from ..llm.settings import llm_configured
 
+    if iterative:
+        if not llm_configured():
+            from ..retrieve.iterative import NO_LLM
+
+            raise ConfigError(f"--iterative: {NO_LLM}.")
+        _ask_iterative(ctx, question, mode, no_filter, top_k, entities, extractor_kind, steps)
+        return
     result = _retrieve(ctx, question, mode, top_k, entities, extractor_kind, no_filter)
     data: dict[str, Any] = {"question": question, "retrieval": result.model_dump()}
     if not llm_configured():
@@ -124,3 +140,40 @@ def ask_cmd(
     data.update(answer=answer.answer, reasoning=answer.reasoning, parsed=answer.parsed)
     used = "\n".join(f"  [{i}] {p.id}  {(p.title or p.text)[:100]}" for i, p in enumerate(result.passages, 1))
     emit(ctx, data, f"Answer: {answer.answer}\n\nReasoning: {answer.reasoning.strip()}\n\nFrom passages:\n{used}")
+
+
+def _ask_iterative(
+    ctx: click.Context, question: str, mode: str, no_filter: bool, top_k: int, entities: str | None,
+    extractor_kind: str, steps: int,
+) -> None:
+    """``hippo ask --iterative``: the loop, then its answer (or the reader's, from the pooled passages, when
+    the reasoning stopped without one)."""
+    from ..extract import make_extractor
+    from ..reader import Reader
+    from ..retrieve.iterative import IterativeRetrieval, explain
+
+    ents = [e.strip() for e in entities.split("|") if e.strip()] if entities is not None else None
+    mode = mode or default_mode()
+    # later steps query with the model's sentences: modes that link entities extract them every step
+    links_entities = MODES[mode].retriever.needs_entities(MODES[mode].config(HippoConfig()))
+    extractor = make_extractor(extractor_kind) if links_entities else None
+    reader = Reader()
+    with open_memory(ctx, extractor=extractor) as memory:
+        loop = IterativeRetrieval(memory, mode=mode, steps=steps, reader=reader)
+        result = loop.run(question, top_k=top_k, entities=ents, filter=not no_filter)
+    data: dict[str, Any] = {"question": question, "iterative": result.model_dump()}
+    answer, source, reasoning = result.answer, "reasoning", " ".join(result.sentences)
+    if answer is None and not result.partial:
+        final = reader.answer(question, [f"{p.title}\n{p.text}" if p.title else p.text for p in result.passages])
+        answer, source, reasoning = final.answer, "reader", final.reasoning
+        data["parsed"] = final.parsed
+    stats = reader.chat.stats
+    data.update(answer=answer, answer_from=source if answer is not None else None, reasoning=reasoning,
+                partial=result.partial, error=result.error,
+                llm={"calls": stats.calls, "prompt_tokens": stats.prompt_tokens,
+                     "completion_tokens": stats.completion_tokens})
+    used = "\n".join(f"  [{i}] {p.id}  {(p.title or p.text)[:100]}" for i, p in enumerate(result.passages, 1))
+    head = f"Answer: {answer}" if answer is not None else "No answer: the reasoning stopped early (see below)."
+    text = (f"{head}\n\n{explain(result)}\n\nReasoning: {reasoning.strip()}\n\nFrom passages:\n{used}\n\n"
+            f"{stats.summary()}")
+    emit(ctx, data, text)

@@ -25,6 +25,7 @@ class Question:
     id: str
     question: str
     gold: tuple[str, ...]  # passage ids
+    answers: tuple[str, ...] = ()  # the gold answer, then its aliases (``answer`` and ``answer_aliases``)
 
 
 @dataclass
@@ -56,6 +57,18 @@ def find_openie(root: Path) -> Path | None:
     if len(found) > 1:
         log.warning("%s has several OpenIE files; using %s", root, found[0].name)
     return found[0] if found else None
+
+
+def gold_answers(item: dict[str, Any]) -> tuple[str, ...]:
+    """A question's gold answer and its aliases: ``answer`` (a string, or a list as in the sample dataset) then
+    ``answer_aliases``, non-empty strings only, each once, in that order."""
+    found: list[str] = []
+    for key in ("answer", "answer_aliases"):
+        value = item.get(key)
+        for a in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
+            if isinstance(a, str) and a.strip() and a.strip() not in found:
+                found.append(a.strip())
+    return tuple(found)
 
 
 def load_dataset(path: str | Path, *, use_openie: bool = True) -> Dataset:
@@ -100,7 +113,7 @@ def load_dataset(path: str | Path, *, use_openie: bool = True) -> Dataset:
                 unmatched.append((qid, title))
             elif pid not in gold:
                 gold.append(pid)
-        questions.append(Question(qid, q["question"], tuple(gold)))
+        questions.append(Question(qid, q["question"], tuple(gold), gold_answers(q)))
     if unmatched:
         log.warning("%d gold paragraphs match no corpus passage (they count as misses)", len(unmatched))
     return Dataset(root.name, root, passages, questions, openie, unmatched)

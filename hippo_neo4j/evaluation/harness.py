@@ -1,6 +1,7 @@
-"""The recall harness behind ``hippo eval``: index a dataset's corpus (or reuse an index of the same corpus),
-run retrieval modes (names of :data:`~hippo_neo4j.retrieve.MODES`), score them, diagnose hipporag1 and sweep
-its two hyperparameters.
+"""The harness behind ``hippo eval``: index a dataset's corpus (or reuse an index of the same corpus), run
+retrieval modes (names of :data:`~hippo_neo4j.retrieve.MODES`), score their recall, and, with a reader, the
+reader's answers from each mode's top passages (EM / F1); optionally the iterative (IRCoT) variant of each mode
+(``<mode>+ircot``); diagnose hipporag1 and sweep its two hyperparameters.
 
     dataset = load_dataset("../shared/datasets/musique_train")
     with HippoRAG(namespace=default_namespace(dataset)) as memory:
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -26,7 +28,7 @@ from ..memory import HippoRAG
 from ..models import IndexReport, PassageIn
 from ..retrieve import EVAL_DEFAULT, MODES
 from .datasets import Dataset, Question
-from .metrics import RECALL_KS, percentile, recall_at, short, summarize
+from .metrics import IRCOT_SUFFIX, RECALL_KS, percentile, recall_at, short, summarize
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +229,50 @@ def diagnostic_entities(
     return found
 
 
+def _answer(reader: Any, question: Question, passages: Sequence[Any], top_k: int) -> dict[str, Any]:
+    """The reader's answer from the top passages, scored against the gold answer and aliases, with its cost.
+    A failed call (CallFailed) is recorded and scores 0; an unusable endpoint (LLMError) raises."""
+    from ..llm.negotiation import CallFailed
+    from ..reader import qa_scores
+
+    texts = [f"{p.title}\n{p.text}" if p.title else p.text for p in passages[:top_k]]
+    stats = reader.chat.stats
+    before = (stats.calls, stats.prompt_tokens, stats.completion_tokens)
+    began = time.perf_counter()
+    record: dict[str, Any] = {"answer": None, "parsed": False, "truncated": False, "error": None}
+    try:
+        answer = reader.answer(question.question, texts)
+    except CallFailed as exc:
+        record["error"] = str(exc)
+    else:
+        record.update(answer=answer.answer, parsed=answer.parsed, truncated=answer.truncated)
+    record.update(qa_scores(record["answer"], question.answers))
+    record.update(
+        seconds=time.perf_counter() - began,
+        calls=stats.calls - before[0],
+        prompt_tokens=stats.prompt_tokens - before[1],
+        completion_tokens=stats.completion_tokens - before[2],
+    )
+    return record
+
+
+def _qa_summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """EM and F1 averaged over questions, how many answers were parsed, failed or cut off, and the cost."""
+    n = len(entries)
+    return {
+        "em": sum(e["em"] for e in entries) / n if n else 0.0,
+        "f1": sum(e["f1"] for e in entries) / n if n else 0.0,
+        "parsed": sum(e["parsed"] for e in entries),
+        "failed": sum(e["error"] is not None for e in entries),
+        "truncated": sum(e["truncated"] for e in entries),
+        "reader_calls": sum(e["calls"] for e in entries),
+        "reader_prompt_tokens": sum(e["prompt_tokens"] for e in entries),
+        "reader_completion_tokens": sum(e["completion_tokens"] for e in entries),
+        "reader_seconds": sum(e["seconds"] for e in entries),
+        "questions": n,
+    }
+
+
 def evaluate(
     memory: HippoRAG,
     dataset: Dataset,
@@ -236,28 +282,56 @@ def evaluate(
     entities: dict[str, list[str]] | None = None,
     progress: Callable[[str, int], None] | None = None,
     use_filter: bool = True,
+    reader: Any = None,
+    reader_top_k: int = 5,
+    iterative_steps: int | None = None,
+    qa: bool = True,
 ) -> dict[str, Any]:
     """Run every mode (a name of :data:`~hippo_neo4j.retrieve.MODES`) on every question: ``{"summary": {mode: metrics},
-    "questions": [...]}``.
+    "questions": [...], "diagnostics": {...}}`` (and ``"qa"`` with a reader).
 
     Each question's entry per mode holds ``entities``, ``seeds`` ([phrase, weight]) and ``retrieved``
     ([passage id, score], best first); hipporag1 also records its entity links, hipporag2 its facts and
     passage seeds, and both whether they fell back. Retrieval depth is ``max(top_k, 10)`` so that
     Recall@10 is always defined.
+
+    With ``reader`` (a :class:`~hippo_neo4j.reader.Reader`), it answers each question from each mode's top
+    ``reader_top_k`` passages: the entry gets ``qa`` (answer, em, f1, tokens, seconds), the summary ``em`` and
+    ``f1`` (SQuAD normalisation, max over the gold answer and its aliases), and ``result["qa"][mode]`` the
+    reader's calls, tokens and time. With ``iterative_steps`` (needs ``reader``), each mode also runs as
+    ``<mode>+ircot``: :class:`~hippo_neo4j.retrieve.iterative.IterativeRetrieval` with that many reasoning
+    steps, the reader seeing ``reader_top_k`` pooled passages per step; its entry records every step.
+    ``qa=False`` uses the reader for the iterative steps only (no answers, no EM / F1).
     """
+    from ..retrieve.iterative import IterativeRetrieval
+
     for mode in modes:
         MODES[mode]  # an unknown name is a ConfigError that lists the modes
+    if isinstance(reader_top_k, bool) or not isinstance(reader_top_k, int) or reader_top_k < 1:
+        raise ConfigError(f"reader_top_k must be a positive integer, not {reader_top_k!r}.")
+    if iterative_steps is not None and reader is None:
+        raise ConfigError("iterative retrieval needs a reader (an LLM) to write its reasoning steps.")
     depth = max(top_k, max(RECALL_KS))
     ks = sorted(set(RECALL_KS) | {top_k})
     if entities is None and any(uses_entities(m, memory.config) for m in modes):
         entities = query_entities(memory, dataset.questions)
+    loops = {
+        m: IterativeRetrieval(memory, mode=m, steps=iterative_steps, reader=reader, context=reader_top_k)
+        for m in modes
+    } if iterative_steps is not None else {}
+    variants = list(modes) + [m + IRCOT_SUFFIX for m in loops]
+    answering = reader if qa else None
     records: list[dict[str, Any]] = []
-    rankings: dict[str, list[list[str]]] = {m: [] for m in modes}
-    latencies: dict[str, list[float]] = {m: [] for m in modes}
-    fallbacks: dict[str, int] = {m: 0 for m in modes}
+    rankings: dict[str, list[list[str]]] = {m: [] for m in variants}
+    latencies: dict[str, list[float]] = {m: [] for m in variants}
+    fallbacks: dict[str, int] = {m: 0 for m in variants}
+    answers: dict[str, list[dict[str, Any]]] = {m: [] for m in variants}
+    chains: dict[str, list[dict[str, Any]]] = {m: [] for m in variants}
     linking = {m: uses_entities(m, memory.config) for m in modes}
     for n, q in enumerate(dataset.questions):
         entry: dict[str, Any] = {"id": q.id, "question": q.question, "gold": list(q.gold)}
+        if answering is not None:
+            entry["answers"] = list(q.answers)
         for variant in modes:
             ents = (entities or {}).get(q.id, []) if linking[variant] else None
             result = memory.query(q.question, mode=variant, top_k=depth, entities=ents, filter=use_filter)
@@ -276,12 +350,47 @@ def evaluate(
             rankings[variant].append([pid for pid, _ in retrieved])
             latencies[variant].append(result.elapsed_ms)
             fallbacks[variant] += result.fell_back
+            if answering is not None:
+                scored = _answer(answering, q, result.passages, reader_top_k)
+                entry[variant]["qa"] = scored
+                answers[variant].append(scored)
+        for mode, loop in loops.items():
+            variant = mode + IRCOT_SUFFIX
+            ents = (entities or {}).get(q.id, []) if linking[mode] else None
+            it = loop.run(q.question, top_k=depth, entities=ents, filter=use_filter, keep_retrievals=False)
+            chain = {
+                "stopped": it.stopped,
+                "error": it.error,
+                "answer": it.answer,
+                "llm_calls": it.llm_calls,
+                "prompt_tokens": it.prompt_tokens,
+                "completion_tokens": it.completion_tokens,
+                "llm_seconds": sum(s.llm_ms for s in it.steps) / 1000,
+            }
+            entry[variant] = {
+                "retrieved": [[p.id, p.score] for p in it.passages],
+                "fell_back": it.fell_back,
+                "steps": [
+                    {"step": s.step, "sentence": s.sentence, "answer": s.answer, "query": s.query,
+                     "added": s.added, "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens}
+                    for s in it.steps
+                ],
+                **{f"chain_{k}" if k in ("answer", "error") else k: v for k, v in chain.items()},
+            }
+            chains[variant].append(chain)
+            rankings[variant].append([p.id for p in it.passages])
+            latencies[variant].append(it.elapsed_ms)
+            fallbacks[variant] += it.fell_back
+            if answering is not None:
+                scored = _answer(answering, q, it.passages, reader_top_k)
+                entry[variant]["qa"] = scored
+                answers[variant].append(scored)
         records.append(entry)
         if progress:
             progress(q.id, n + 1)
     golds = [q.gold for q in dataset.questions]
-    summary = {m: summarize(rankings[m], golds, ks=ks) for m in modes}
-    return {
+    summary = {m: summarize(rankings[m], golds, ks=ks) for m in variants}
+    out: dict[str, Any] = {
         "summary": summary,
         "questions": records,
         "diagnostics": {
@@ -290,9 +399,28 @@ def evaluate(
                 "latency_ms_p50": percentile(latencies[m], 50),
                 "questions": len(dataset.questions),
             }
-            for m in modes
+            for m in variants
         },
     }
+    if answering is not None:
+        out["qa"] = {}
+        for m in variants:
+            scores = out["qa"][m] = _qa_summary(answers[m])
+            summary[m].update(em=scores["em"], f1=scores["f1"])
+        out["reader"] = {"name": getattr(reader, "name", type(reader).__name__), "top_k": reader_top_k}
+    for m in variants:
+        if chains[m]:
+            c = chains[m]
+            out["diagnostics"][m].update(
+                steps=iterative_steps,
+                llm_calls=sum(x["llm_calls"] for x in c),
+                prompt_tokens=sum(x["prompt_tokens"] for x in c),
+                completion_tokens=sum(x["completion_tokens"] for x in c),
+                llm_seconds=sum(x["llm_seconds"] for x in c),
+                stopped={r: sum(x["stopped"] == r for x in c) for r in dict.fromkeys(x["stopped"] for x in c)},
+                errors=sum(x["error"] is not None for x in c),
+            )
+    return out
 
 
 def diagnose(result: dict[str, Any], dataset: Dataset, baseline: str = "dense", k: int = 5) -> dict[str, Any]:
