@@ -34,7 +34,7 @@ from .graph.indexing import Indexer
 from .graph.store import GraphStore
 from .graph.synonyms import SynonymLinker
 from .models import DeleteReport, FactHit, IndexReport, LinkedEntity, PassageIn, RetrievalResult, as_passage
-from .retrieve import MODES, Query, RetrievalContext, Retriever, default_mode
+from .retrieve import MODES, DenseRetriever, Query, RetrievalContext, Retriever, default_mode
 from .retrieve.linking import link_entities, link_facts
 from .text import scrub
 
@@ -158,7 +158,8 @@ class HippoRAG:
         self.facts = FactStore(self.store, encoder)
         self.indexer = Indexer(self.store, encoder, self.facts)
         self.retrieval = RetrievalContext(
-            self.store, encoder, lambda text: self.extractor.query_entities(text), lambda: self.fact_filter
+            self.store, encoder, lambda text: self.extractor.query_entities(text), lambda: self.fact_filter,
+            filler=DenseRetriever,
         )
         self._bound = True
 

@@ -38,6 +38,7 @@ class RetrievalContext:
     encoder: Any
     query_entities: Callable[[str], Sequence[str]]
     fact_filter: Callable[[], Any] = lambda: None
+    filler: type["Retriever"] | None = None  # tops up a result short of top_k (dense retrieval); None: no top-up
     _retrievers: dict[type, "Retriever"] = field(default_factory=dict)
 
     def retriever(self, kind: type["Retriever"]) -> "Retriever":
@@ -84,16 +85,16 @@ class Retriever(ABC):
         return result
 
     def fill(self, result: RetrievalResult, top_k: int) -> None:
-        """Top ``result`` up to ``top_k`` passages from dense retrieval (marked ``filled``) when the mode itself
-        found fewer: a walk reaches only passages connected to its seeds, BM25 only those sharing a term."""
-        from .dense import DenseRetriever
-
-        if isinstance(self, DenseRetriever):
+        """Top ``result`` up to ``top_k`` passages from the context's filler (dense retrieval), marked ``filled``,
+        when the mode itself found fewer: a walk reaches only passages connected to its seeds, BM25 only those
+        sharing a term."""
+        filler = self.context.filler
+        if filler is None or isinstance(self, filler):
             return
         have = {p.id for p in result.passages}
-        dense = self.context.retriever(DenseRetriever).rank(result.query, top_k + len(have))  # type: ignore[attr-defined]
-        extra = [p.model_copy(update={"filled": True}) for p in dense.passages if p.id not in have]
-        result.passages += extra[: top_k - len(result.passages)]
+        extra = self.context.retriever(filler).get_search_results(Query(text=result.query, top_k=top_k + len(have)), HippoConfig())
+        more = [p.model_copy(update={"filled": True}) for p in extra.passages if p.id not in have]
+        result.passages += more[: top_k - len(result.passages)]
 
 
 def to_passages(records: Iterable[Any]) -> list[RetrievedPassage]:
