@@ -1,4 +1,9 @@
-// Bind namespace $ns to the encoder that embeds it (name, dimension, fingerprint of the weights).
+// Bind namespace $ns to the encoder that embeds it (name, dimension, fingerprint of the weights). Run in the
+// transaction of the namespace's first write, so no passage is ever stored without its encoder; $replace
+// rebinds a namespace that was re-embedded.
 MERGE (n:HippoNamespace {name: $ns})
 ON CREATE SET n.facts = true, n.version = 0
-SET n.encoder = $name, n.encoderDimension = $dimension, n.encoderFingerprint = $fingerprint
+WITH n, $replace OR n.encoder IS NULL AS set
+SET n.encoder = CASE WHEN set THEN $name ELSE n.encoder END,
+    n.encoderDimension = CASE WHEN set THEN $dimension ELSE n.encoderDimension END,
+    n.encoderFingerprint = CASE WHEN set THEN $fingerprint ELSE n.encoderFingerprint END

@@ -1,5 +1,5 @@
-// LLM-free retrieval (mode entity-ppr): one Personalized PageRank over the namespace's passage projection
-// (phrases + passages; MENTIONED_IN links a passage to everything it names), seeded with
+// LLM-free retrieval (mode entity-ppr): one Personalized PageRank over the namespace's mention projection
+// (phrases + passages; MENTIONED_IN links a passage to every entity it names), seeded with
 //   - the query's entities' phrases: $seeds [{text, weight}], weights 1/|P_i| scaled by the client to sum $entityShare;
 //   - every passage more similar to the query ($embedding) than the namespace's average, by its z-score
 //     z = (cos - mean) / sd, scaled to sum 1 - $entityShare (1 when no entity links);

@@ -126,7 +126,6 @@ class HippoRAG:
         """Index passages (idempotent: the same id with the same content again is a no-op)."""
         items = [as_passage(p) for p in passages]
         self.check_encoder()
-        binding.bind(self.store, self.encoder)
         if not self.facts_complete():  # indexed before Fact nodes existed: derive them first, once
             log.warning("namespace %r has no Fact nodes yet (indexed by an older version): deriving them", self.namespace)
             self.rebuild_facts()

@@ -65,9 +65,18 @@ def test_entity_ppr_equals_the_inprocess_reference_on_musique_questions(memory_f
             assert p.id == eid or abs(p.score - es) < 1e-6
 
 
+def named(passages):
+    """The path corpus as an extractor reports it: each triple's subject and object are also its entities."""
+    out = []
+    for p in passages:
+        triples = p["extraction"]["triples"]
+        out.append(p | {"extraction": {"named_entities": [x for t in triples for x in (t[0], t[2])], "triples": triples}})
+    return out
+
+
 def test_entity_ppr_explains_itself(memory_factory):
     memory = memory_factory()
-    memory.index(PATH_CORPUS + [P("lane-bio", "Thomas Lane was born in Ohio.", title="Thomas Lane")])
+    memory.index(named(PATH_CORPUS) + [P("lane-bio", "Thomas Lane was born in Ohio.", title="Thomas Lane")])
     result = memory.query(QUESTION, mode="entity-ppr", top_k=3, entities=["Stanford", "Alzheimer's"])
     # the distractors say "professor works on Alzheimer's" word for word: half the reset mass follows the
     # query's text, so they stay on top here (hipporag1 ranks the two Lane passages first on this corpus)

@@ -38,6 +38,7 @@ class ReferenceGraph:
     passages_per_phrase: np.ndarray
     # hipporag2 only (load(..., hipporag2=True))
     full_transition_t: sp.csr_matrix | None = None  # (phrases + passages)^2, passages after the phrases
+    mention_transition_t: sp.csr_matrix | None = None  # the same nodes, named MENTIONED_IN edges only (entity-ppr)
     facts: list[tuple[str, str, str]] = field(default_factory=list)
     fact_vectors: np.ndarray | None = None  # unit rows aligned with facts
     passage_vectors: np.ndarray | None = None  # unit rows aligned with passages (NaN: no embedding)
@@ -96,6 +97,20 @@ class ReferenceGraph:
         out = np.asarray(full.sum(axis=1)).ravel()
         inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
         self.full_transition_t = (sp.diags(inv) @ full).T.tocsr()
+        named = driver.execute_query(
+            "MATCH (a:Phrase {ns: $ns})-[m:MENTIONED_IN]->(p:Passage {ns: $ns}) WHERE m.named RETURN a.text AS a, p.id AS p",
+            ns=ns, database_=database,
+        ).records
+        pindex = {p: i for i, p in enumerate(self.passages)}
+        links = sp.csr_matrix(
+            ([1.0] * len(named), ([self.phrase_index[r["a"]] for r in named], [pindex[r["p"]] for r in named])),
+            shape=(len(self.phrases), len(self.passages)),
+        )
+        both = sp.bmat([[None, links], [links.T, None]], format="csr")
+        both = sp.csr_matrix(both, shape=(len(self.phrases) + len(self.passages),) * 2)
+        out = np.asarray(both.sum(axis=1)).ravel()
+        inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
+        self.mention_transition_t = (sp.diags(inv) @ both).T.tocsr()
         facts = driver.execute_query(
             "MATCH (f:Fact {ns: $ns}) WHERE f.embedding IS NOT NULL "
             "RETURN f.subject AS s, f.predicate AS p, f.object AS o, f.embedding AS e ORDER BY f.id",
@@ -183,7 +198,7 @@ class ReferenceGraph:
     ) -> dict:
         """entity-ppr: phrase seeds 1/|P_i| scaled to sum ``entity_share``; passages above the mean cosine
         seeded by their z-score, scaled to sum the rest (all of it with no phrase seed); passages by PPR mass."""
-        assert self.full_transition_t is not None, "load(..., hipporag2=True)"
+        assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
         q = query / np.linalg.norm(query)
         n = len(self.phrases)
         reset = np.zeros(n + len(self.passages))
@@ -199,7 +214,7 @@ class ReferenceGraph:
             reset[n:] = (1.0 - entity_share if raw else 1.0) * z / z.sum()
         p = reset.copy()
         for _ in range(max_iter):
-            nxt = (1 - damping) * reset + damping * (self.full_transition_t @ p)
+            nxt = (1 - damping) * reset + damping * (self.mention_transition_t @ p)
             done = np.abs(nxt - p).sum() < tol
             p = nxt
             if done:

@@ -53,12 +53,8 @@ def check(store: GraphStore, encoder: Any) -> dict[str, Any] | None:
     return bound
 
 
-def bind(store: GraphStore, encoder: Any) -> None:
-    """Record ``encoder`` as the namespace's (a no-op when it already is)."""
-    rec = store.run("namespace_encoder")[0]
-    if (rec["name"], rec["dimension"], rec["fingerprint"]) == (encoder.name, encoder.dimension, encoder.fingerprint):
-        return
-    store.driver.execute_query(
-        cypher("bind_encoder"), ns=store.namespace, name=encoder.name, dimension=encoder.dimension,
-        fingerprint=encoder.fingerprint, database_=store.database,
-    )
+def bind(tx: Any, ns: str, encoder: Any, replace: bool = False) -> None:
+    """Record ``encoder`` as the namespace's inside the write transaction ``tx`` (kept when one is recorded,
+    unless ``replace``)."""
+    tx.run(cypher("bind_encoder"), ns=ns, name=encoder.name, dimension=encoder.dimension,
+           fingerprint=encoder.fingerprint, replace=replace).consume()

@@ -26,6 +26,7 @@ from ..config import HippoConfig
 from ..db import cypher
 from ..models import IndexReport, PassageIn
 from ..text import normalize_phrase, scrub
+from . import binding
 from .facts import FactRows, FactStore, add_fact
 from .store import GraphStore, finite_or_none
 from .synonyms import SynonymLinker
@@ -53,6 +54,7 @@ class Mention(BaseModel):
     phrase: str
     passage: str
     count: int
+    named: bool = False  # one of the passage's entities (its title among them), not only a triple argument
 
 
 class Relation(BaseModel):
@@ -114,11 +116,13 @@ class PhraseNormaliser:
             batch.triples += kept
             batch.no_triples += kept == 0
             names = [p.title, *(p.extraction.named_entities if p.extraction else [])]
-            for name in dict.fromkeys(normalize_phrase(n) for n in names if isinstance(n, str)):
-                if name and len(name) <= MAX_KEY_CHARS:
-                    counts[name] += 1
+            named = {n for n in (normalize_phrase(x) for x in names if isinstance(x, str)) if n and len(n) <= MAX_KEY_CHARS}
+            for name in named:
+                counts[name] += 1
             phrases.update(counts)
-            batch.mentions += [Mention(phrase=ph, passage=p.passage_id, count=c) for ph, c in counts.items()]
+            batch.mentions += [
+                Mention(phrase=ph, passage=p.passage_id, count=c, named=ph in named) for ph, c in counts.items()
+            ]
             batch.passages.append(PassageRow(id=p.passage_id, title=p.title, text=p.text, hash=p.hash, triples=kept))
         batch.phrases = sorted(phrases)
         return batch
@@ -131,8 +135,9 @@ class GraphWriter:
     """Writes a normalised, embedded batch in one transaction; an updated passage's old contribution is
     removed in the same one, so readers see the old version or the new one, never neither."""
 
-    def __init__(self, store: GraphStore) -> None:
+    def __init__(self, store: GraphStore, encoder: Any) -> None:
         self.store = store
+        self.encoder = encoder
 
     def write(
         self,
@@ -157,6 +162,7 @@ class GraphWriter:
             tx.run(cypher("write_mentions"), ns=ns, mentions=mentions).consume()
             tx.run(cypher("write_relations"), ns=ns, relations=relations).consume()
             tx.run(cypher("write_facts"), ns=ns, facts=fact_rows).consume()
+            binding.bind(tx, ns, self.encoder)  # a namespace's first write records its encoder
 
         self.store.write(work)
 
@@ -172,7 +178,7 @@ class Indexer:
         self.encoder = encoder
         self.facts = facts
         self.normaliser = PhraseNormaliser()
-        self.writer = GraphWriter(store)
+        self.writer = GraphWriter(store, encoder)
         self.synonyms = SynonymLinker(store, getattr(encoder, "synonym_threshold", 0.8))
 
     def accept(self, items: list[PassageIn], config: HippoConfig, report: IndexReport) -> list[PassageIn]:

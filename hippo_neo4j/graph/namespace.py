@@ -77,6 +77,6 @@ def reembed(store: GraphStore, encoder: Any, linker: SynonymLinker, config: Hipp
     synonyms = 0
     for start in range(0, len(phrases), size):
         synonyms += linker.link(phrases[start : start + size], config)
-    binding.bind(store, encoder)
+    store.write(lambda tx: binding.bind(tx, store.namespace, encoder, replace=True))
     return {"namespace": store.namespace, "encoder": encoder.name, "passages": counts["passage"],
             "phrases": counts["phrase"], "facts": counts["fact"], "synonym_edges": stats(store)["synonym_edges"]}

@@ -1,7 +1,8 @@
 """GDS in-memory projections of a namespace's graph, built once and rebuilt lazily after writes.
 
-Two kinds per namespace: ``phrase`` (Phrase nodes, RELATION + SYNONYM edges: hipporag1) and ``passage``
-(the same plus Passage nodes and MENTIONED_IN edges of weight 1.0: hipporag2).
+Three kinds per namespace, each built on first use: ``phrase`` (Phrase nodes, RELATION + SYNONYM edges:
+hipporag1), ``passage`` (the same plus Passage nodes and MENTIONED_IN edges of weight 1.0: hipporag2) and
+``mentions`` (Phrase and Passage nodes, the MENTIONED_IN edges of named entities only: entity-ppr).
 
 Every write to a namespace bumps ``(:HippoNamespace {name}).version`` in the same transaction. The
 projection's name carries that version, so a query either finds the current snapshot in the GDS catalogue
@@ -33,7 +34,11 @@ _locks_guard = threading.Lock()
 _known: dict[tuple[str, str, str, str], Projection] = {}
 
 PREFIX = "hippo"
-KINDS = {"phrase": ("", "project_phrase_graph"), "passage": (":passages", "project_passage_graph")}
+KINDS = {
+    "phrase": ("", "project_phrase_graph"),
+    "passage": (":passages", "project_passage_graph"),
+    "mentions": (":mentions", "project_mention_graph"),
+}
 
 
 def graph_name(ns: str, version: int, kind: str = "phrase") -> str:
@@ -152,6 +157,8 @@ def size(driver: Driver, database: str, ns: str, kind: str = "phrase") -> tuple[
     edges = counts["relation_edges"] + counts["synonym_edges"]
     if kind == "passage":
         return counts["phrases"] + counts["passages"], 2 * (edges + counts["mention_edges"])
+    if kind == "mentions":  # at most: the named mentions are a part of them
+        return counts["phrases"] + counts["passages"], 2 * counts["mention_edges"]
     return counts["phrases"], 2 * edges
 
 
