@@ -15,26 +15,21 @@ from hippo_neo4j.extract.offline import (OfflineExtractor, _clean, _dedupe, _ded
 from data import load_corpus, CACHE
 
 def mentions_of(doc, part):
-    out = []
     sent_of = {}
     for si, s in enumerate(doc.sents):
         for t in s:
             sent_of[t.i] = si
-    ent_id = {}
-    for n, ent in enumerate(doc.ents):
-        if ent.label_ in _DROP_ENTITY_LABELS:
-            continue
-        ent_id.update((i, n) for i in range(ent.start, ent.end))
-        text = _clean(ent, allow_number=ent.label_ in _NUMERIC_LABELS)
-        if text:
-            out.append({"t": text, "label": ent.label_, "kind": "ner", "propn": any(t.pos_ == "PROPN" for t in ent), "part": part, "sent": sent_of[ent.start]})
-    for chunk in doc.noun_chunks:
+    kept = [(n, e) for n, e in enumerate(doc.ents) if e.label_ not in _DROP_ENTITY_LABELS]
+    ent_id = {i: n for n, e in kept for i in range(e.start, e.end)}
+
+    def inside_entity(chunk):  # a noun chunk inside one entity is that entity again (as in doc_entities)
         owners = {ent_id.get(t.i, -1 - t.i) for t in chunk if t.tag_ not in _LEADING_JUNK_TAGS}
-        if len(owners) == 1 and min(owners) >= 0:
-            continue
-        text = _clean(chunk)
-        if text:
-            out.append({"t": text, "label": "", "kind": "chunk", "propn": any(t.pos_ == "PROPN" for t in chunk), "part": part, "sent": sent_of[chunk.start]})
+        return len(owners) == 1 and min(owners) >= 0
+
+    spans = [(e, "ner", e.label_, _clean(e, allow_number=e.label_ in _NUMERIC_LABELS)) for _, e in kept]
+    spans += [(c, "chunk", "", _clean(c)) for c in doc.noun_chunks if not inside_entity(c)]
+    out = [{"t": text, "label": label, "kind": kind, "propn": any(t.pos_ == "PROPN" for t in span), "part": part,
+            "sent": sent_of[span.start]} for span, kind, label, text in spans if text]
     pron = []
     for s in doc.sents:
         pron.append(any(t.dep_ in {"nsubj", "nsubjpass"} and t.pos_ == "PRON" and t.lower_ in {"he", "she", "it", "they", "his", "her", "its", "their"} for t in s))
