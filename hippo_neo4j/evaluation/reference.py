@@ -202,8 +202,11 @@ class ReferenceGraph:
         q = query / np.linalg.norm(query)
         n = len(self.phrases)
         reset = np.zeros(n + len(self.passages))
-        raw = {t: 1.0 / self.passages_per_phrase[self.phrase_index[t]]
-               for t in dict.fromkeys(linked_phrases) if self.passages_per_phrase[self.phrase_index[t]] > 0}
+        raw: dict[str, float] = {}
+        for t in linked_phrases:  # a phrase two entities link to is seeded by both
+            count = self.passages_per_phrase[self.phrase_index[t]]
+            if count > 0:
+                raw[t] = raw.get(t, 0.0) + 1.0 / count
         for phrase, weight in raw.items():
             reset[self.phrase_index[phrase]] = entity_share * weight / sum(raw.values())
         dense = self.passage_vectors @ q
