@@ -131,7 +131,8 @@ def test_hipporag2_equals_the_inprocess_reference_on_musique_questions(memory_fa
     cfg = memory.config
     for q in small.questions:
         result = memory.query(q.question, mode="hipporag2", top_k=10)
-        expected = ref.hipporag2(memory.encoder.encode_queries([q.question])[0], top_k=10, damping=cfg.damping)
+        expected = ref.hipporag2(memory.encoder.encode_queries([q.question])[0], top_k=10, damping=cfg.damping,
+                                 top_phrases=cfg.link_top_phrases)
         assert not result.fell_back and result.filter == "off"
         assert [f.triple for f in result.facts] == [t for t, _ in expected["facts"]]
         np.testing.assert_allclose([f.score for f in result.facts], [s for _, s in expected["facts"]], atol=1e-5)

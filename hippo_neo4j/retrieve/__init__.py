@@ -28,7 +28,7 @@ MODES.register("dense", DenseRetriever, "passages by cosine to the query embeddi
 MODES.register("bm25", BM25Retriever, "passages by BM25 over the full-text index")
 MODES.register("hipporag2-no-passage-nodes", HippoRAG2Retriever, "ablation: phrase-only walk", passage_nodes=False)
 MODES.register("hipporag2-entity-linking", HippoRAG2Retriever, "ablation: query-to-phrase linking", linking="entity")
-MODES.register("hipporag2-top3", HippoRAG2Retriever, "hipporag2 seeding only the 3 largest phrase seeds", link_top_phrases=3)
+MODES.register("hipporag2-top5", HippoRAG2Retriever, "hipporag2 with the paper's 5 phrase seeds", link_top_phrases=5)
 
 
 def default_mode() -> str:
