@@ -16,7 +16,7 @@ from hippo_neo4j.errors import ConfigError
 
 from .conftest import DATASETS
 from .graph_dump import assert_same_graph, rows, snapshot
-from .test_core import PATH_CORPUS
+from .test_core import PATH_CORPUS, P
 
 QUESTION = "Which Stanford professor works on Alzheimer's?"
 
@@ -65,7 +65,8 @@ def test_a_namespace_indexed_before_encoders_were_recorded_is_all_minilm(memory_
     assert legacy.query(QUESTION, mode="dense", top_k=2).passages
     with pytest.raises(ConfigError, match="indexed before encoders were recorded"):
         memory_factory(memory.namespace, encoder=shared_encoder("bge-small-en-v1.5")).query(QUESTION, mode="dense")
-    legacy.index(PATH_CORPUS[:1])  # the next index records the encoder
+    legacy.index([P("new", "A passage written after the upgrade.", ("passage", "written after", "upgrade"))])
+    # the next write records the encoder
     assert not legacy.encoder_binding()["legacy"]
 
 

@@ -171,8 +171,8 @@ def test_gds_path_and_inprocess_reference_give_the_same_ranking_on_musique_quest
         seeds = local.ref.seed_weights([link.phrase for link in result.linked])
         assert seeds == pytest.approx(dict(result.seeds), abs=1e-12)
         expected = local.ref.retrieve(seeds, damping=memory.config.damping, top_k=10, min_mass=memory.config.ppr_min_mass)
-        got = [(p.id, p.score) for p in result.passages]
-        assert len(got) == len(expected)
+        got = [(p.id, p.score) for p in result.passages if not p.filled]  # the rest tops up from dense
+        assert len(got) == len(expected) and len(result.passages) == 10
         # GDS stops iterating at tolerance 1e-9, so a phrase whose mass sits at the ppr_min_mass cut (1e-7) can
         # fall on either side of it: a passage score may differ by 1e-7 per such mention, hence atol 1e-6
         np.testing.assert_allclose([s for _, s in got], [s for _, s in expected], rtol=1e-5, atol=1e-6)
