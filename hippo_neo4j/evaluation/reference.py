@@ -169,14 +169,7 @@ class ReferenceGraph:
         lo, hi = dense[usable].min(), dense[usable].max()
         if hi > lo:
             reset[n:] = np.where(usable & (dense > lo), passage_weight * (np.nan_to_num(dense, nan=lo) - lo) / (hi - lo), 0.0)
-        p = reset.copy()
-        for _ in range(max_iter):
-            nxt = (1 - damping) * reset + damping * (self.full_transition_t @ p)
-            done = np.abs(nxt - p).sum() < tol
-            p = nxt
-            if done:
-                break
-        mass = p[n:]
+        mass = walk(self.full_transition_t, reset, damping, tol, max_iter)[n:]
         ranked = np.argsort(-mass, kind="stable")[:top_k]
         return {
             "facts": facts,
@@ -215,14 +208,7 @@ class ReferenceGraph:
         z = np.where(usable & (dense > mean), (np.nan_to_num(dense, nan=mean) - mean) / (sd if sd > 0 else 1.0), 0.0)
         if sd > 0 and z.sum() > 0:
             reset[n:] = (1.0 - entity_share if raw else 1.0) * z / z.sum()
-        p = reset.copy()
-        for _ in range(max_iter):
-            nxt = (1 - damping) * reset + damping * (self.mention_transition_t @ p)
-            done = np.abs(nxt - p).sum() < tol
-            p = nxt
-            if done:
-                break
-        mass = p[n:]
+        mass = walk(self.mention_transition_t, reset, damping, tol, max_iter)[n:]
         ranked = [i for i in np.argsort(-mass, kind="stable")[:top_k] if mass[i] > 0]
         return {"passages": [(self.passages[i], float(mass[i])) for i in ranked],
                 "phrase_seeds": {self.phrases[i]: float(reset[i]) for i in range(n) if reset[i] > 0}}
@@ -255,6 +241,17 @@ class ReferenceGraph:
         scores = self.mentions.T @ mass
         order = np.argsort(-scores, kind="stable")[:top_k]
         return [(self.passages[i], float(scores[i])) for i in order if scores[i] > 0]
+
+
+def walk(transition_t: sp.csr_matrix, reset: np.ndarray, damping: float, tol: float, max_iter: int) -> np.ndarray:
+    """Personalized PageRank with GDS's semantics: p = (1 - d)·reset + d·Tᵀp, iterated until the L1 change < tol."""
+    p = reset.copy()
+    for _ in range(max_iter):
+        nxt = (1 - damping) * reset + damping * (transition_t @ p)
+        if np.abs(nxt - p).sum() < tol:
+            return nxt
+        p = nxt
+    return p
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
