@@ -38,11 +38,20 @@ class FactStore:
     def embed_new(self, facts: FactRows, replacing: list[str]) -> tuple[list[dict[str, Any]], int]:
         """The fact rows to write, and how many are new: those the namespace does not hold yet (or that only
         the passages in ``replacing`` assert) get an embedding, the others keep theirs."""
+        new = self.new_facts(facts, replacing)
+        return self.rows(facts, new, self.encoder.encode([f["text"] for f in new])), len(new)
+
+    def new_facts(self, facts: FactRows, replacing: list[str]) -> list[dict[str, Any]]:
+        """The facts the namespace does not hold yet, or that only the passages in ``replacing`` assert."""
         existing = {r["id"] for r in self.store.run("existing_facts", ids=sorted(facts), replacing=replacing)}
-        new = [f for fid, f in facts.items() if fid not in existing]
-        for f, vec in zip(new, self.encoder.encode([f["text"] for f in new])):
+        return [f for fid, f in facts.items() if fid not in existing]
+
+    @staticmethod
+    def rows(facts: FactRows, new: list[dict[str, Any]], vectors: Any) -> list[dict[str, Any]]:
+        """The rows of ``write_facts``: the new facts (of ``facts``) with their ``vectors``, the others without."""
+        for f, vec in zip(new, vectors):
             f["embedding"] = finite_or_none(vec)
-        return [f | {"embedding": f.get("embedding")} for f in facts.values()], len(new)
+        return [f | {"embedding": f.get("embedding")} for f in facts.values()]
 
     def rebuild(self, config: HippoConfig) -> dict[str, int]:
         """Derive the namespace's Fact nodes from RELATION provenance (idempotent).

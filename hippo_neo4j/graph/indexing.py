@@ -5,7 +5,7 @@
 - extraction gives each passage its named entities and raw triples (:class:`~hippo_neo4j.models.Extraction`);
 - :class:`PhraseNormaliser` turns triples into normalised phrases, MENTIONED_IN counts, RELATION assertions and
   facts (:class:`NormalisedBatch`), counting what it skips;
-- only new phrases and facts are embedded, with the passages;
+- only new phrases and facts are embedded, with the passages, in a worker thread one batch ahead of the writes;
 - :class:`GraphWriter` writes a batch in one transaction (an updated passage's old contribution goes in the same
   one), leaving its passages unsealed;
 - :class:`SynonymLinker` adds SYNONYM edges for the new phrases and seals the passages;
@@ -17,7 +17,9 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from pydantic import BaseModel, Field
@@ -170,8 +172,44 @@ class GraphWriter:
 # ----------------------------------------------------------------------------------------------- pipeline
 
 
+Vectors = Future  # a Future of (list of arrays, one per encoded list of texts; seconds the encoder took)
+
+
+@dataclass
+class StagedBatch:
+    """A batch between its reads and its write: what it will write, and its vectors as they are encoded."""
+
+    report: IndexReport
+    size: int  # passages of the input batch (for the progress bar)
+    ok: list[PassageIn]
+    normalised: NormalisedBatch
+    updated_ids: list[str]
+    passage_vectors: Vectors | None = None
+    new_phrases: list[str] = field(default_factory=list)
+    new_facts: list[dict[str, Any]] = field(default_factory=list)
+    new_vectors: Vectors | None = None  # of new_phrases, then of new_facts
+    passage_rows: list[dict[str, Any]] = field(default_factory=list)  # as written (for the seal)
+    phrase_rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Inline:
+    """Runs each job at once, in the caller's thread (the batch-by-batch path): an error is raised at once."""
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
+        future: Future = Future()
+        future.set_result(fn(*args))
+        return future
+
+
 class Indexer:
-    """Validates and batches passages, and runs each batch through the chain above."""
+    """Validates and batches passages, and runs each batch through the chain above.
+
+    Encoding, the bulk of the work on CPU, runs in a worker thread ahead of the writes (onnxruntime releases
+    the GIL): while batch i is written and linked, batch i+1 is encoded. The transactions keep their order
+    (batch i's write, its synonym transaction, then batch i+1's write), and what batch i+1 looks up in the
+    graph (its existing phrases and facts) is read after batch i's write, so the graph is the one the
+    batch-by-batch path writes; one batch is held ahead of the one being written.
+    """
 
     def __init__(self, store: GraphStore, encoder: Any, facts: FactStore) -> None:
         self.store = store
@@ -180,6 +218,7 @@ class Indexer:
         self.normaliser = PhraseNormaliser()
         self.writer = GraphWriter(store, encoder)
         self.synonyms = SynonymLinker(store, getattr(encoder, "synonym_threshold", 0.8))
+        self.overlap = True  # False: each batch is read, encoded, written and linked before the next one
 
     def accept(self, items: list[PassageIn], config: HippoConfig, report: IndexReport) -> list[PassageIn]:
         """The passages to index: empty ones, over-long ones and repeated ids are counted and left out."""
@@ -212,12 +251,80 @@ class Indexer:
         size = max(1, config.batch_size)
         batches = [todo[i : i + size] for i in range(0, len(todo), size)]
         with progress_bar(progress, len(todo), f"indexing into {self.store.namespace!r}") as advance:
-            for batch in batches:
-                report.merge(self.index_batch(batch, config, extract))
-                advance(len(batch))
+            if not self.overlap:
+                for batch in batches:
+                    report.merge(self.index_batch(batch, config, extract))
+                    advance(len(batch))
+                return report
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hippo-encode")
+            try:
+                self.pipeline(batches, config, extract, pool, report, advance)
+            finally:  # on an error: drop what is queued, wait for the encoding under way (no stray thread)
+                pool.shutdown(wait=True, cancel_futures=True)
         return report
 
     def index_batch(self, batch: list[PassageIn], config: HippoConfig, extract: Extract) -> IndexReport:
+        """One batch, start to end, before anything of the next one."""
+        report, staged = self.read(batch, extract)
+        if staged is None:
+            return report
+        now = Inline()
+        self.encode_passages(staged, now)
+        self.encode_new(staged, now)
+        self.write(staged)
+        self.link(staged, config)
+        return staged.report
+
+    def pipeline(
+        self, batches: list[list[PassageIn]], config: HippoConfig, extract: Extract, pool: Any, report: IndexReport,
+        advance: Callable[[int], None],
+    ) -> None:
+        """The batches with their encoding a batch ahead in ``pool`` (one worker), in this order:
+
+            write i  →  look up batch i+1's new phrases and facts, queue their encoding  →  link i
+            →  read batch i+2, queue its passages' encoding  →  write i+1 (once its vectors are in)  → ...
+
+        so the worker encodes batch i+1 while batch i is written and linked. A failure while reading a batch
+        ahead (its extraction) is raised when that batch's turn comes, after the batches before it are
+        written and sealed, as in the batch-by-batch order; an encoder error is raised when its batch is
+        written (``Future.result``).
+        """
+        upcoming = iter(batches)
+
+        def admit() -> StagedBatch | Exception | None:
+            """The next batch with something to write, its passages queued for encoding."""
+            for batch in upcoming:
+                try:
+                    part, staged = self.read(batch, extract)
+                except Exception as exc:  # noqa: BLE001 - raised in its turn, below
+                    return exc
+                if staged is not None:
+                    self.encode_passages(staged, pool)
+                    return staged
+                report.merge(part)
+                advance(len(batch))
+            return None
+
+        current = admit()
+        following = None
+        if isinstance(current, StagedBatch):
+            self.encode_new(current, pool)
+            following = admit()
+        while current is not None:
+            if isinstance(current, Exception):
+                raise current
+            self.write(current)
+            if isinstance(following, StagedBatch):
+                self.encode_new(following, pool)  # after current's write: sees its phrases and facts
+            self.link(current, config)
+            report.merge(current.report)
+            advance(current.size)
+            current, following = following, admit() if isinstance(following, StagedBatch) else None
+
+    # -- the steps of a batch -----------------------------------------------------------------------------------
+
+    def read(self, batch: list[PassageIn], extract: Extract) -> tuple[IndexReport, StagedBatch | None]:
+        """Which passages are new or changed, their extraction and normalisation; None if nothing is to write."""
         report = IndexReport()
         known = {r["id"]: r["hash"] for r in self.store.run("passage_hashes", ids=[p.passage_id for p in batch])}
         fresh: list[PassageIn] = []
@@ -229,7 +336,7 @@ class Indexer:
                 report.updated += old is not None
                 fresh.append(p)
         if not fresh:
-            return report
+            return report, None
 
         began = time.perf_counter()
         need = [p for p in fresh if p.extraction is None]
@@ -244,38 +351,69 @@ class Indexer:
             else:
                 ok.append(p)
         if not ok:
-            return report
+            return report, None
         updated_ids = [p.passage_id for p in ok if p.passage_id in known]
 
         normalised = self.normaliser.normalise(ok)
         for name in ("triples", "malformed_triples", "self_loop_triples", "no_triples"):
             setattr(report, name, getattr(normalised, name))
-        existing = {r["text"] for r in self.store.run("existing_phrases", texts=normalised.phrases, replacing=updated_ids)}
-        new_phrases = [t for t in normalised.phrases if t not in existing]
+        return report, StagedBatch(report, len(batch), ok, normalised, updated_ids)
 
+    def encode_passages(self, staged: StagedBatch, pool: Any) -> None:
+        staged.passage_vectors = pool.submit(self.encode, [p.full_text for p in staged.ok])
+
+    def encode_new(self, staged: StagedBatch, pool: Any) -> None:
+        """Which of the batch's phrases and facts the graph lacks (read now: after the previous batch's
+        write), and their encoding queued."""
+        existing = {
+            r["text"]
+            for r in self.store.run("existing_phrases", texts=staged.normalised.phrases, replacing=staged.updated_ids)
+        }
+        staged.new_phrases = [t for t in staged.normalised.phrases if t not in existing]
+        staged.new_facts = self.facts.new_facts(staged.normalised.facts, staged.updated_ids)
+        staged.new_vectors = pool.submit(self.encode, staged.new_phrases, [f["text"] for f in staged.new_facts])
+
+    def encode(self, *texts: list[str]) -> tuple[list[Any], float]:
+        """Each list of texts encoded (one encoder call each, as the graph's vectors depend on the call's
+        batches), and the seconds it took."""
         began = time.perf_counter()
-        passage_vectors = self.encoder.encode([p.full_text for p in ok])
-        phrase_vectors = self.encoder.encode(new_phrases)
-        fact_rows, new_facts = self.facts.embed_new(normalised.facts, updated_ids)
-        report.timings["embed_s"] += time.perf_counter() - began
-        passage_rows = [
+        vectors = [self.encoder.encode(t) for t in texts]
+        return vectors, time.perf_counter() - began
+
+    def vectors(self, staged: StagedBatch) -> tuple[Any, Any, Any]:
+        """The batch's passage, new phrase and new fact vectors, waiting for the encoder if need be."""
+        assert staged.passage_vectors is not None and staged.new_vectors is not None
+        timings = staged.report.timings
+        began = time.perf_counter()
+        (passages,), passage_s = staged.passage_vectors.result()
+        (phrases, facts), new_s = staged.new_vectors.result()
+        timings["encode_wait_s"] = timings.get("encode_wait_s", 0.0) + time.perf_counter() - began
+        timings["embed_s"] += passage_s + new_s
+        return passages, phrases, facts
+
+    def write(self, staged: StagedBatch) -> None:
+        passage_vectors, phrase_vectors, fact_vectors = self.vectors(staged)
+        normalised, report = staged.normalised, staged.report
+        staged.passage_rows = [
             row.model_dump() | {"embedding": finite_or_none(vec)} for row, vec in zip(normalised.passages, passage_vectors)
         ]
-        phrase_rows = [{"text": t, "embedding": finite_or_none(v)} for t, v in zip(new_phrases, phrase_vectors)]
+        staged.phrase_rows = [{"text": t, "embedding": finite_or_none(v)} for t, v in zip(staged.new_phrases, phrase_vectors)]
+        fact_rows = self.facts.rows(normalised.facts, staged.new_facts, fact_vectors)
 
         began = time.perf_counter()
-        self.writer.write(normalised, passage_rows, phrase_rows, fact_rows, updated_ids)
+        self.writer.write(normalised, staged.passage_rows, staged.phrase_rows, fact_rows, staged.updated_ids)
         report.timings["write_s"] += time.perf_counter() - began
-        report.indexed += len(ok)
-        report.new_phrases += len(new_phrases)
-        report.new_facts += new_facts
+        report.indexed += len(staged.ok)
+        report.new_phrases += len(staged.new_phrases)
+        report.new_facts += len(staged.new_facts)
 
+    def link(self, staged: StagedBatch, config: HippoConfig) -> None:
+        """The new phrases' SYNONYM edges, and the batch's passages sealed, in one transaction."""
         began = time.perf_counter()
-        seal = [{"id": row["id"], "hash": row["hash"]} for row in passage_rows]
-        linkable = [r for r in phrase_rows if r["embedding"] is not None]
-        report.synonym_edges += self.synonyms.link(linkable, config, seal)
-        report.timings["synonym_s"] += time.perf_counter() - began
-        return report
+        seal = [{"id": row["id"], "hash": row["hash"]} for row in staged.passage_rows]
+        linkable = [r for r in staged.phrase_rows if r["embedding"] is not None]
+        staged.report.synonym_edges += self.synonyms.link(linkable, config, seal)
+        staged.report.timings["synonym_s"] += time.perf_counter() - began
 
 
 @contextmanager

@@ -89,16 +89,28 @@ class GraphStore:
         The index spans all namespaces, so each row's search widens (k x 10) until ``done(row_hits, seen, k,
         last_cosine)`` says enough of this namespace's phrases were seen.
         """
-        results: dict[Any, list[dict[str, Any]]] = {}
+        found = self.widening_search(
+            "phrase_neighbours", "rows", rows, first_k, lambda rec, k: done(rec["hits"], rec["seen"], k, rec["last"])
+        )
+        return {key: rec["hits"] for key, rec in found.items()}
+
+    def widening_search(
+        self, statement: str, param: str, rows: list[Any], first_k: int, done: Callable[[Any, int], bool],
+        *, chunk: int = VECTOR_BATCH, key: Callable[[Any], Any] = lambda row: row["key"], **params: Any,
+    ) -> dict[Any, Any]:
+        """The last record per row of a vector-index search ``statement`` run on ``rows`` (bound to ``$param``,
+        ``chunk`` rows per statement) with ``$k`` = first_k, then widened (k x 10) for the rows that
+        ``done(record, k)`` does not accept yet. Records carry the row's ``key``."""
+        results: dict[Any, Any] = {}
         pending = rows
         for k in widening(first_k):
             still = []
-            for i in range(0, len(pending), VECTOR_BATCH):
-                chunk = pending[i : i + VECTOR_BATCH]
-                by_key = {r["key"]: r for r in chunk}
-                for rec in self.run("phrase_neighbours", rows=chunk, k=k):
-                    results[rec["key"]] = rec["hits"]
-                    if not done(rec["hits"], rec["seen"], k, rec["last"]):
+            for i in range(0, len(pending), chunk):
+                part = pending[i : i + chunk]
+                by_key = {key(r): r for r in part}
+                for rec in self.run(statement, **{param: part}, k=k, **params):
+                    results[rec["key"]] = rec
+                    if not done(rec, k):
                         still.append(by_key[rec["key"]])
             pending = still
             if not pending:

@@ -10,6 +10,8 @@ from ..db import cypher
 from ..text import alnum_count
 from .store import GraphStore
 
+SYNONYM_BATCH = 2000  # new phrases per candidate search statement (each row returns only its few candidates)
+
 
 class SynonymLinker:
     """SYNONYM {score} edges between a new phrase and every phrase of the namespace with cosine >= tau among
@@ -23,27 +25,33 @@ class SynonymLinker:
         return self.default_tau if config.synonym_threshold is None else config.synonym_threshold
 
     def link(self, new_phrases: list[dict[str, Any]], config: HippoConfig, seal: list[dict[str, Any]] | None = None) -> int:
-        """Write the edges of ``new_phrases`` ({text, embedding}); the number of pairs.
+        """Write the edges of ``new_phrases`` ({text, embedding}: phrases of the graph holding that embedding);
+        the number of pairs.
 
         ``seal`` ({id, hash} rows) marks the batch's passages complete in the same transaction.
         """
         ns = self.store.namespace
-        eligible = [{"key": r["text"], "embedding": r["embedding"]} for r in new_phrases if alnum_count(r["text"]) > 2]
+        eligible = [r["text"] for r in new_phrases if r["embedding"] is not None and alnum_count(r["text"]) > 2]
         if not eligible:
             if seal:
                 self.store.write_statement("seal_passages", passages=seal)
             return 0
         top_k, tau = config.synonym_top_k, self.tau(config)
 
-        def done(hits: list[dict[str, Any]], seen: int, k: int, last: float | None) -> bool:
+        def done(rec: Any, k: int) -> bool:
             # enough candidates of this namespace, the index is exhausted, or no further hit can reach tau
-            return len(hits) > top_k or seen < k or last is None or last < tau
+            return rec["kept"] > top_k or rec["seen"] < k or rec["last"] is None or rec["last"] < tau
 
+        # the search starts from each phrase's stored embedding (just written, the same vector) and only the
+        # hits that can become edges come back: no vectors sent, little read
+        found = self.store.widening_search(
+            "synonym_candidates", "keys", eligible, top_k + 1, done,
+            chunk=SYNONYM_BATCH, key=lambda key: key, top_k=top_k, tau=tau,
+        )
         pairs: dict[tuple[str, str], float] = {}
-        for phrase, hits in self.store.phrase_neighbours(eligible, top_k + 1, done).items():
-            candidates = [h for h in hits if h["text"] != phrase][:top_k]
-            for hit in candidates:
-                if hit["cosine"] >= tau and alnum_count(hit["text"]) > 2:
+        for phrase, rec in found.items():
+            for hit in rec["hits"]:  # the first top_k other than the phrase, with cosine >= tau
+                if alnum_count(hit["text"]) > 2:
                     a, b = sorted((phrase, hit["text"]))
                     pairs[(a, b)] = max(pairs.get((a, b), -1.0), float(hit["cosine"]))
         rows = [{"a": a, "b": b, "score": s} for (a, b), s in pairs.items()]

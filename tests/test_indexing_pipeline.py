@@ -1,0 +1,151 @@
+"""The indexing pipeline (encoding a batch ahead in a worker thread) writes exactly the graph of the
+batch-by-batch path, and its failures surface in the caller with nothing half-sealed."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from hippo_neo4j import HippoConfig
+from hippo_neo4j.corpus import load_openie
+
+from .graph_dump import assert_same_graph, snapshot
+from .test_core import OPENIE
+from .test_memory import consistency_problems
+
+BATCH = 16
+
+
+@pytest.fixture(scope="module")
+def musique():
+    docs = load_openie(OPENIE)
+    for i, doc in enumerate(docs):
+        doc.id = f"m{i}"
+    return docs
+
+
+def fresh(docs):
+    """Copies: indexing fills in missing extractions on the passages it is given."""
+    return [d.model_copy(deep=True) for d in docs]
+
+
+class RecordingEncoder:
+    """The real encoder, recording when and in which thread each call ran; ``fail_at`` (1-based) makes that
+    call raise instead."""
+
+    def __init__(self, real, fail_at: int | None = None) -> None:
+        self.real = real
+        self.fail_at = fail_at
+        self.calls: list[tuple[str, float, float]] = []
+        self.lock = threading.Lock()
+
+    def encode(self, texts):
+        with self.lock:
+            n = len(self.calls) + 1
+            self.calls.append((threading.current_thread().name, time.perf_counter(), float("inf")))
+        if n == self.fail_at:
+            raise RuntimeError(f"encoder failed on call {n}")
+        out = self.real.encode(texts)
+        with self.lock:
+            name, began, _ = self.calls[n - 1]
+            self.calls[n - 1] = (name, began, time.perf_counter())
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+def report_counts(report) -> dict:
+    return report.model_dump(exclude={"timings"})
+
+
+def test_pipelined_index_equals_the_batch_by_batch_index(memory_factory, musique):
+    corpus = musique[:120]
+    config = HippoConfig(batch_size=BATCH)
+    serial = memory_factory(config=config)
+    serial.indexer.overlap = False
+    piped = memory_factory(config=config)
+    encoder = RecordingEncoder(piped.indexer.encoder)
+    piped.indexer.encoder = encoder
+    link_ends: list[float] = []
+    real_link = piped.indexer.synonyms.link
+
+    def link(*args, **kwargs):
+        try:
+            return real_link(*args, **kwargs)
+        finally:
+            link_ends.append(time.perf_counter())
+
+    piped.indexer.synonyms.link = link
+
+    want = serial.index(fresh(corpus))
+    got = piped.index(fresh(corpus))
+    assert report_counts(got) == report_counts(want)
+    assert got.indexed == 120 and got.new_phrases > 0 and got.synonym_edges > 0
+    # the encoder ran in the worker (three calls a batch: passages, new phrases, new facts), and batch i+1's
+    # passages were being encoded before batch i was linked
+    assert {name for name, _, _ in encoder.calls} == {"hippo-encode_0"} and len(encoder.calls) == 3 * len(link_ends)
+    ahead = [encoder.calls[3 * (i + 1)][1] < end for i, end in enumerate(link_ends[:-1])]
+    assert any(ahead), (encoder.calls, link_ends)
+    assert not consistency_problems(piped.driver, piped.namespace)
+    assert_same_graph(snapshot(piped.driver, piped.namespace), snapshot(serial.driver, serial.namespace))
+
+    # updates across batches: new versions of some passages (a phrase only their old version mentioned
+    # is deleted and created again), mixed with unchanged and new passages
+    changed = fresh(musique[:120:3])
+    for doc in changed:
+        doc.text += " (revised)"
+        doc.extraction.triples = doc.extraction.triples[: len(doc.extraction.triples) // 2]
+    second = changed + fresh(musique[120:150])
+    want = serial.index(fresh(second) + fresh(corpus[1::3]))
+    got = piped.index(fresh(second) + fresh(corpus[1::3]))
+    assert report_counts(got) == report_counts(want)
+    assert got.updated == len(changed) and got.unchanged == len(corpus[1::3])
+    assert not consistency_problems(piped.driver, piped.namespace)
+    assert_same_graph(snapshot(piped.driver, piped.namespace), snapshot(serial.driver, serial.namespace))
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("fail_at, what", [(7, "passages of batch 3"), (8, "new phrases of batch 3")])
+def test_an_encoder_error_surfaces_and_leaves_only_whole_batches(memory_factory, musique, fail_at, what):
+    """The worker's calls are: batch 1's passages, its new phrases, its new facts, batch 2's passages, ...
+    An error in batch 3's encoding is raised by index(), after batches 1 and 2 are written and sealed, as
+    batch by batch; no worker thread is left behind; the next run completes the graph."""
+    corpus = musique[200:280]
+    config = HippoConfig(batch_size=BATCH)
+    memory = memory_factory(config=config)
+    real = memory.indexer.encoder
+    memory.indexer.encoder = RecordingEncoder(real, fail_at=fail_at)
+    with pytest.raises(RuntimeError, match=f"encoder failed on call {fail_at}"):
+        memory.index(fresh(corpus))
+    assert not [t for t in threading.enumerate() if t.name.startswith("hippo-encode")]
+    sealed = {r["id"] for r in memory.driver.execute_query(
+        "MATCH (p:Passage {ns: $ns}) WHERE p.hash IS NOT NULL RETURN p.id AS id", ns=memory.namespace).records}
+    assert sealed == {d.passage_id for d in corpus[: 2 * BATCH]}, what
+    assert not consistency_problems(memory.driver, memory.namespace)
+
+    memory.indexer.encoder = real
+    report = memory.index(fresh(corpus))
+    assert report.unchanged == 2 * BATCH and report.indexed == len(corpus) - 2 * BATCH
+    clean = memory_factory(config=config)
+    clean.index(fresh(corpus))
+    assert_same_graph(snapshot(memory.driver, memory.namespace), snapshot(clean.driver, clean.namespace), synonym_tol=5e-3)
+
+
+@pytest.mark.timeout(300)
+def test_an_extraction_error_ahead_is_raised_in_its_turn(memory_factory, musique):
+    """Reading batch i+1 (its extraction) happens before batch i is written; its failure is raised once the
+    batches before it are written and sealed, as batch by batch."""
+    corpus = fresh(musique[300:364])
+    for doc in corpus[2 * BATCH : 3 * BATCH]:
+        doc.extraction = None  # the test's extractor refuses to run
+    memory = memory_factory(config=HippoConfig(batch_size=BATCH))
+    with pytest.raises(AssertionError, match="extractor called"):
+        memory.index(corpus)
+    sealed = {r["id"] for r in memory.driver.execute_query(
+        "MATCH (p:Passage {ns: $ns}) WHERE p.hash IS NOT NULL RETURN p.id AS id", ns=memory.namespace).records}
+    assert sealed == {d.passage_id for d in corpus[: 2 * BATCH]}
+    assert not consistency_problems(memory.driver, memory.namespace)
+    assert not [t for t in threading.enumerate() if t.name.startswith("hippo-encode")]
