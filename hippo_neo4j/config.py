@@ -177,7 +177,7 @@ class HippoConfig(BaseModel):
     fact_top_k: int = Field(5, ge=1, le=100, description="facts retrieved for the query (before the filter)")
     # 3, not the paper's 5: the cut is taken after dividing by |P_i|, so a fifth seed is mostly a rare phrase of
     # a weaker, often wrong fact, and the walk divides by |P_i| once more; with bge-small on musique_train (GPT-3.5
-    # OpenIE) 3 gives R@2 53.5 / R@5 72.2 against 49.5 / 70.7 (docs/results.md, hipporag2's top ranks)
+    # OpenIE) 3 gives R@2 56.0 / R@5 73.7 against 51.5 / 72.2 (docs/results.md, hipporag2's top ranks)
     link_top_phrases: int = Field(3, ge=1, description="phrase seeds kept: the largest")
     passage_node_weight: float = Field(0.05, ge=0, description="passage seed = this x min-max normalised dense score")
     passage_seed_top_n: int | None = Field(
