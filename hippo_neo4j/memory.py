@@ -191,7 +191,7 @@ class HippoRAG:
         filter: bool = True,
     ) -> RetrievalResult:
         """Retrieve the top-k passages for ``text`` with ``mode`` (a name of :data:`~hippo_neo4j.retrieve.MODES`;
-        by default :func:`~hippo_neo4j.retrieve.default_mode`: ``entity-ppr`` without an LLM).
+        by default :func:`~hippo_neo4j.retrieve.default_mode`: ``entity-ppr``).
 
         ``entities`` overrides query NER (hipporag1, hybrid, and hipporag2 with entity linking);
         ``filter=False`` skips hipporag2's LLM recognition filter (it is skipped anyway with no LLM).

@@ -59,7 +59,7 @@ def retrieval_options(max_k: int, top_k_help: str | None = None) -> Any:
     def decorate(f: Any) -> Any:
         for option in reversed([
             click.option("--mode", type=click.Choice(list(MODES)), default=None,
-                         help="[default: entity-ppr without an LLM, hipporag2 with one] entity-ppr: query entities "
+                         help="[default: entity-ppr] entity-ppr: query entities "
                          "+ passages like the query, no LLM needed; hipporag2: facts + passage nodes; hybrid: "
                          "hipporag1 fused with dense."),
             click.option("--no-filter", is_flag=True, help="hipporag2: skip the LLM recognition filter."),
