@@ -1,6 +1,6 @@
 """hipporag2 top-of-ranking anatomy (GPT-3.5 graph): where does the top-1 passage come from?
     python bench/mention_graph/diag_hr2.py minilm|bge"""
-import hr2, exp, json, sys
+import hr2, exp, sys
 import numpy as np
 from collections import defaultdict
 enc = sys.argv[1]

@@ -2,12 +2,12 @@
 
 Each variant is a dict of options (see DEFAULT); `evaluate(enc, ds, opts)` returns metrics (+ rankings).
 """
-import json, sys, itertools
+import json, itertools
 from collections import Counter, defaultdict
 from functools import lru_cache
 import numpy as np
 
-from hippo_neo4j.text import normalize_phrase, alnum_count
+from hippo_neo4j.text import normalize_phrase
 from data import load_corpus, load_questions, passage_string, metrics, CACHE, DS
 from enc import Store
 from lib import Graph, synonym_candidates, null_stats, minmax, rank_from_scores

@@ -2,14 +2,13 @@
 hipporag2 fixes. Graph: phrases = normalised triple subjects/objects; RELATION edge per phrase pair (weight =
 number of extractions), SYNONYM edges cos >= tau (cap 100, phrases with <= 2 alnum chars skipped),
 MENTIONED_IN phrase->passage (count; weight 1 in the hipporag2 graph)."""
-import json, sys
 from collections import Counter
 from functools import lru_cache
 import numpy as np
 import scipy.sparse as sp
 
 from hippo_neo4j.text import normalize_phrase
-from data import load_corpus, load_questions, passage_string, metrics
+from data import load_corpus, metrics
 from lib import Graph, synonym_candidates, minmax, rank_from_scores
 import exp
 

@@ -4,12 +4,10 @@ Node order in every graph: phrases 0..N-1, then passages N..N+P-1.
 PPR: p = (1-d)*s + d*T^T p, T = row-normalised symmetric weighted adjacency (undirected projection; a node
 without edges passes nothing on), s unnormalised seed biases (GDS sourceNodes with bias).
 """
-import json, sys
-from collections import Counter, defaultdict
 import numpy as np
 import scipy.sparse as sp
 
-from hippo_neo4j.text import normalize_phrase, alnum_count
+from hippo_neo4j.text import alnum_count
 
 
 # ----------------------------------------------------------------------------------------- graph

@@ -4,7 +4,6 @@ fixes, and the mention-graph mode built from the file (named entities + triple a
     python bench/mention_graph/run_gpt.py minilm|bge   -> results/gpt_<enc>.jsonl
 """
 import json, sys
-from collections import Counter
 import numpy as np
 import exp, hr2
 from data import fmt, HEADER, OUT

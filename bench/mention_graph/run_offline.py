@@ -3,7 +3,6 @@
     python bench/mention_graph/run_offline.py minilm|bge ['{json base options}'] [group ...]   -> results/offline_<enc>.jsonl
 """
 import json, sys, time
-import numpy as np
 import exp
 from data import fmt, HEADER, load_corpus, OUT
 

@@ -2,7 +2,7 @@
     EMB_READONLY=1 python bench/mention_graph/summary_rec.py   -> results/summary_rec.jsonl"""
 import exp, json
 from run_offline import case_top5, OUT
-from data import fmt, HEADER
+from data import fmt
 D1 = {"mix": "lam:0.5", "pseed": "zpos", "dedupe": True}
 D2 = {**D1, "cooc": 1.0, "pron": True}
 VARS = {"D1": D1, "D2 (D1 + sentence co-occurrence + pronoun->title)": D2, "D1 + syn z:7": {**D1, "syn": "z:7"},
