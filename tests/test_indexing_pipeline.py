@@ -9,21 +9,11 @@ import time
 import pytest
 
 from hippo_neo4j import HippoConfig
-from hippo_neo4j.corpus import load_openie
 
 from .graph_dump import assert_same_graph, snapshot
-from .test_core import OPENIE
-from .test_memory import consistency_problems
+from .test_memory import consistency_problems, musique  # noqa: F401 - musique: the shared fixture
 
 BATCH = 16
-
-
-@pytest.fixture(scope="module")
-def musique():
-    docs = load_openie(OPENIE)
-    for i, doc in enumerate(docs):
-        doc.id = f"m{i}"
-    return docs
 
 
 def fresh(docs):
