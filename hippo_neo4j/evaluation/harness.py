@@ -328,6 +328,17 @@ def evaluate(
     answers: dict[str, list[dict[str, Any]]] = {m: [] for m in variants}
     chains: dict[str, list[dict[str, Any]]] = {m: [] for m in variants}
     linking = {m: uses_entities(m, memory.config) for m in modes}
+    def record(variant: str, q: Question, entry: dict[str, Any], passages: Sequence[Any], elapsed_ms: float,
+               fell_back: bool) -> None:
+        """One question's ranking, latency, fallback and (with a reader) answer, for plain and iterative variants."""
+        rankings[variant].append([p.id for p in passages])
+        latencies[variant].append(elapsed_ms)
+        fallbacks[variant] += fell_back
+        if answering is not None:
+            scored = _answer(answering, q, passages, reader_top_k)
+            entry[variant]["qa"] = scored
+            answers[variant].append(scored)
+
     for n, q in enumerate(dataset.questions):
         entry: dict[str, Any] = {"id": q.id, "question": q.question, "gold": list(q.gold)}
         if answering is not None:
@@ -347,13 +358,7 @@ def evaluate(
             if MODES[variant].retriever.name == "hipporag2":
                 entry[variant]["facts"] = [[*f.triple, f.score, f.kept] for f in result.facts]
                 entry[variant]["passage_seeds"] = [[s.node, s.weight] for s in result.passage_seeds]
-            rankings[variant].append([pid for pid, _ in retrieved])
-            latencies[variant].append(result.elapsed_ms)
-            fallbacks[variant] += result.fell_back
-            if answering is not None:
-                scored = _answer(answering, q, result.passages, reader_top_k)
-                entry[variant]["qa"] = scored
-                answers[variant].append(scored)
+            record(variant, q, entry, result.passages, result.elapsed_ms, result.fell_back)
         for mode, loop in loops.items():
             variant = mode + IRCOT_SUFFIX
             ents = (entities or {}).get(q.id, []) if linking[mode] else None
@@ -378,13 +383,7 @@ def evaluate(
                 **{f"chain_{k}" if k in ("answer", "error") else k: v for k, v in chain.items()},
             }
             chains[variant].append(chain)
-            rankings[variant].append([p.id for p in it.passages])
-            latencies[variant].append(it.elapsed_ms)
-            fallbacks[variant] += it.fell_back
-            if answering is not None:
-                scored = _answer(answering, q, it.passages, reader_top_k)
-                entry[variant]["qa"] = scored
-                answers[variant].append(scored)
+            record(variant, q, entry, it.passages, it.elapsed_ms, it.fell_back)
         records.append(entry)
         if progress:
             progress(q.id, n + 1)
