@@ -94,6 +94,10 @@ def measure_latency(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 
     inproc = InProcess.load(memory)
     cfg = memory.config
     runs: dict[str, tuple[Callable[[Query], Any], Callable[[Query], Any]]] = {
+        "entity-ppr": (
+            lambda q: memory.query(q.text, mode="entity-ppr", top_k=top_k, entities=q.entities),
+            lambda q: inproc.entity_ppr(q.text, q.entities, cfg, top_k),
+        ),
         "hipporag2": (
             lambda q: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False),
             lambda q: inproc.hipporag2(q.text, cfg, top_k),

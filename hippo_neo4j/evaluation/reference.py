@@ -267,7 +267,7 @@ _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 @dataclass
 class InProcess:
-    """The three retrieval modes in-process over one namespace's graph, read back from Neo4j."""
+    """The retrieval modes in-process over one namespace's graph, read back from Neo4j."""
 
     ref: ReferenceGraph
     encoder: Any
@@ -328,6 +328,13 @@ class InProcess:
             self.encoder.encode_queries([text])[0], fact_top_k=config.fact_top_k, top_phrases=config.link_top_phrases,
             passage_weight=config.passage_node_weight, damping=config.damping, top_k=top_k,
             tol=config.ppr_tolerance, max_iter=config.ppr_max_iterations,
+        )
+        return found["passages"]
+
+    def entity_ppr(self, text: str, entities: Sequence[str], config: Any, top_k: int) -> list[tuple[str, float]]:
+        found = self.ref.entity_ppr(
+            self.encoder.encode_queries([text])[0], self.link(entities), entity_share=config.entity_share,
+            damping=config.damping, top_k=top_k, tol=config.ppr_tolerance, max_iter=config.ppr_max_iterations,
         )
         return found["passages"]
 
