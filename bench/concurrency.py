@@ -4,7 +4,7 @@
 
 The writer indexes musique_train passages (with their OpenIE extraction) in small batches, re-indexes
 some passages with new text (update = delete + add) and deletes others. Each client loops over
-hipporag1 / dense / bm25 queries and checks every answer against what the writer had committed:
+hipporag1 / dense / hipporag2 / bm25 / entity-ppr queries and checks every answer against what the writer had committed:
 
 - every returned passage id was written (committed, or its write in flight) by the time the answer came;
 - its text is a version of that passage that was written;
@@ -37,6 +37,7 @@ from hippo_neo4j import HippoConfig, HippoRAG  # noqa: E402
 from hippo_neo4j.config import ConnectionSettings  # noqa: E402
 from hippo_neo4j.corpus import load_openie  # noqa: E402
 from hippo_neo4j.db import connect  # noqa: E402
+from hippo_neo4j.graph import projection  # noqa: E402
 
 DATASETS = Path(os.environ.get("HIPPO_DATASETS", ROOT.parent / "shared" / "datasets"))
 OPENIE = DATASETS / "musique_train" / "openie_gpt-3.5-turbo-1106.json"
@@ -77,7 +78,10 @@ class Ledger:
 
 @dataclass
 class Stats:
-    latencies: dict[str, list[float]] = field(default_factory=lambda: {"hipporag1": [], "dense": [], "bm25": []})
+    latencies: dict[str, list[float]] = field(
+        default_factory=lambda: {m: [] for m in ("hipporag1", "dense", "hipporag2", "bm25", "entity-ppr")}
+    )
+    behind: list[int] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     count_checks: int = 0
@@ -136,11 +140,11 @@ by_id: dict[str, Any] = {}
 
 def client(memory: HippoRAG, docs: list, ledger: Ledger, stop: threading.Event, stats: Stats, seed: int) -> None:
     rng = random.Random(seed)
-    modes = ["hipporag1", "dense", "bm25"]
+    modes = ["hipporag1", "dense", "hipporag2", "bm25", "entity-ppr"]
     n = 0
     while not stop.is_set():
         n += 1
-        mode = modes[n % 3]
+        mode = modes[n % len(modes)]
         doc = rng.choice(docs)
         began = time.monotonic()
         try:
@@ -153,11 +157,14 @@ def client(memory: HippoRAG, docs: list, ledger: Ledger, stop: threading.Event, 
                     if not low <= count <= high:
                         stats.violations.append(f"passage count {count} outside [{low}, {high}]")
                 continue
-            if mode == "hipporag1":
+            if mode in ("hipporag1", "entity-ppr"):
                 entities = [e for e in doc.extraction.named_entities if e.strip()][:4] or [doc.title]
                 result = memory.query(doc.text, mode=mode, top_k=5, entities=entities)
             else:
-                result = memory.query(doc.text[:300], mode=mode, top_k=5)
+                result = memory.query(doc.text[:300], mode=mode, top_k=5, filter=False)
+            if result.graph_version is not None:
+                with stats.lock:
+                    stats.behind.append(result.writes_behind)
             elapsed = time.monotonic() - began
             with ledger.lock:
                 for p in result.passages:
@@ -211,7 +218,8 @@ def run(
     for d in seed_docs:
         ledger.versions[d.passage_id] = {d.text}
     ledger.adds_begun = ledger.adds_committed = len(seed_docs)
-    setup.query("warm up", mode="hipporag1", entities=["warm up"])  # load the encoder and the projection once
+    for mode in ("hipporag1", "hipporag2", "entity-ppr"):  # load the encoder and the projections once
+        setup.query("warm up", mode=mode, entities=["warm up"], filter=False)
 
     stop = threading.Event()
     stats = Stats()
@@ -232,6 +240,8 @@ def run(
         if t.is_alive():
             hung.append(t.name)
     wall = time.monotonic() - began
+    projection.wait_for_refreshes(driver)
+    left = sorted(projection._existing(driver, connection.database, ns))
 
     all_lat = [x for values in stats.latencies.values() for x in values]
     report = {
@@ -256,6 +266,10 @@ def run(
         "violations": len(stats.violations),
         "violation_samples": stats.violations[:10],
         "hung_threads": hung,
+        # graph queries walk the newest complete projection: how many writes it had not seen, and the
+        # projections left once the refreshes are done (one per kind: the older ones are dropped)
+        "writes_behind": {"median": percentile(stats.behind, 0.5), "max": max(stats.behind, default=0)},
+        "projections_left": left,
         "writer": {k: v for k, v in wrote.items() if k != "errors"},
     }
     if not keep:

@@ -137,7 +137,7 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         steps["projection_check"].append(
             _timed(lambda: graph.append(projection.ensure(memory.driver, memory.database, memory.namespace)))
         )
-        params = ppr_parameters(memory.config, seeds, top_k) | {"graph": graph[0].name}
+        params = ppr_parameters(memory.config, seeds, top_k) | {"graph": graph[0].name, "graphVersion": graph[0].version}
         steps["ppr"].append(_timed(lambda: memory.store.run("bench_ppr_only", **params)))
         steps["ppr_and_aggregate"].append(_timed(lambda: memory.store.run("ppr_passages", **params)))
         steps["total"].append(_timed(lambda: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities)))
@@ -171,7 +171,7 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         rows: list[Any] = []
         if cfg.passage_seed_top_n:  # seeds from the top-N dense passages: one more round trip
             steps["dense_top_n"].append(_timed(lambda: rows.append(retriever.passage_seed_rows(q.text, vector[0], cfg))))
-        params = ppr2_parameters(cfg, seeds, top_k, vector[0], rows[0] if rows else None) | {"graph": graph[0].name}
+        params = ppr2_parameters(cfg, seeds, top_k, vector[0], rows[0] if rows else None) | {"graph": graph[0].name, "graphVersion": graph[0].version}
         steps["ppr_passages"].append(_timed(lambda: memory.store.run("ppr2_passages", **params)))
         steps["total"].append(_timed(lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False)))
     return {k: percentile(v, 50) for k, v in steps.items()}
@@ -273,6 +273,38 @@ def add_one_ms(memory: HippoRAG, candidates: Sequence[PassageIn], repeats: int =
     return {"median": statistics.median(samples), "samples": samples}
 
 
+GRAPH_MODES = ("hipporag1", "hipporag2", "entity-ppr")
+
+
+def after_write_ms(
+    memory: HippoRAG, candidates: Sequence[PassageIn], queries: Sequence[Query], *, rounds: int = 5, top_k: int = 10
+) -> dict[str, Any]:
+    """What a write costs the next graph query: per round, index one new passage, then time the first query of
+    each graph mode on a question (the newest complete projection, refreshed in the background), the same
+    query with ``fresh=True`` after the next write (it waits for the current projection), and a steady query;
+    the passage is deleted again afterwards. Medians in ms, and how many writes the first query had not seen."""
+    def ask(mode: str, q: Query, fresh: bool = False) -> Any:
+        return memory.query(q.text, mode=mode, top_k=top_k, entities=q.entities, filter=False, fresh=fresh)
+
+    samples: dict[str, dict[str, list[float]]] = {m: {"first": [], "fresh": [], "steady": [], "behind": []} for m in GRAPH_MODES}
+    for mode in GRAPH_MODES:
+        ask(mode, queries[0], fresh=True)  # every kind projected once before the rounds
+    for i, p in enumerate(candidates[:rounds]):
+        q = queries[i % len(queries)]
+        memory.index([p])
+        for mode in GRAPH_MODES:
+            began = time.perf_counter()
+            result = ask(mode, q)
+            samples[mode]["first"].append((time.perf_counter() - began) * 1000)
+            samples[mode]["behind"].append(result.writes_behind)
+        projection.wait_for_refreshes(memory.driver)
+        memory.delete([p.passage_id])
+        for mode in GRAPH_MODES:
+            samples[mode]["fresh"].append(_timed(lambda mode=mode: ask(mode, q, fresh=True)))
+            samples[mode]["steady"].append(_timed(lambda mode=mode: ask(mode, q)))
+    return {m: {k: statistics.median(v) for k, v in by.items()} | {"first_samples": by["first"]} for m, by in samples.items()}
+
+
 def _fresh(memory: HippoRAG, say: Say) -> None:
     if memory.stats()["passages"] or memory.stats()["phrases"]:
         say(f"dropping the previous benchmark namespace {memory.namespace!r}")
@@ -354,6 +386,10 @@ def run(
             qs = [Query(q.question, list(extractor.query_entities(q.question))) for q in dataset.questions[:queries]]
             say(f"latency on {MUSIQUE} ({len(qs)} queries per mode)")
             result["latency_ms"][MUSIQUE] = measure_latency(memory, qs)
+            say(f"the first graph query after a write on {MUSIQUE}")
+            copies = [p.model_copy(update={"id": f"bench-write-{i}", "text": f"{p.text} (revised)"})
+                      for i, p in enumerate(dataset.passages[:5])]
+            result["after_write_ms"] = {MUSIQUE: after_write_ms(memory, copies, qs)}
             result["profile_ms"][MUSIQUE] = profile_hipporag1(memory, qs)
             result["profile_hipporag2_ms"] = {MUSIQUE: profile_hipporag2(memory, qs)}
             result["graph"][MUSIQUE] = memory.stats()
@@ -434,6 +470,11 @@ def bench_table(result: dict[str, Any]) -> str:
             f"{_fmt(v['write_s'])} | {_fmt(v['synonym_s'])} | {_fmt(v.get('extract_s'))} | "
             f"{_fmt(v.get('index_s'))} | {_fmt(v.get('encoder_only_s'))} | {_fmt(v.get('encoder_ratio'), 2)}× |"
         )
+    for dataset, modes in (result.get("after_write_ms") or {}).items():
+        lines += ["", f"| {dataset}: after indexing one passage | first query ms | writes not seen | waiting for the "
+                  "current graph (fresh) ms | steady ms |", "|---|---:|---:|---:|---:|"]
+        for mode, v in modes.items():
+            lines.append(f"| {mode} | {_fmt(v['first'])} | {_fmt(v['behind'])} | {_fmt(v['fresh'])} | {_fmt(v['steady'])} |")
     add = result.get("add_one_ms", {})
     lines += ["", "| add one passage at | " + " | ".join(add) + " |", "|---|" + "---:|" * len(add),
               "| ms (median) | " + " | ".join(_fmt(v, 0) for v in add.values()) + " |"]

@@ -5,16 +5,17 @@
 //     z = (cos - mean) / sd, scaled to sum 1 - $entityShare (1 when no entity links);
 // then passages ranked by their own PPR mass. `contributors`: the passage's phrases among the $topPhrases
 // with the most mass, with that mass; `topSeeds`: the largest passage seeds.
-// Parameters: $graph, $ns, $seeds, $embedding, $entityShare, $damping, $maxIterations, $tolerance,
+// $graphVersion: see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds, $embedding, $entityShare, $damping, $maxIterations, $tolerance,
 // $concurrency, $topK, $topPhrases, $topSeeds.
 CALL () {
   UNWIND $seeds AS seed
   MATCH (ph:Phrase {ns: $ns, text: seed.text})
+  WHERE coalesce(ph.since, 0) <= $graphVersion
   RETURN collect([ph, seed.weight]) AS phraseSources
 }
 CALL () {
   MATCH (p:Passage {ns: $ns})
-  WHERE p.embedding IS NOT NULL
+  WHERE p.embedding IS NOT NULL AND coalesce(p.since, 0) <= $graphVersion
   WITH p, vector.similarity.cosine(p.embedding, $embedding) AS s
   WITH collect([p, s]) AS scored, avg(s) AS mean, stDevP(s) AS sd
   WITH [x IN scored WHERE sd > 0 AND x[1] > mean | [x[0], (x[1] - mean) / sd]] AS above
@@ -31,7 +32,7 @@ CALL gds.pageRank.stream($graph, {
 YIELD nodeId, score
 WITH passageSources, gds.util.asNode(nodeId) AS n, score
 // a node deleted after the snapshot was projected can be gone or its id reused: keep this namespace's nodes
-WHERE n.ns = $ns AND score > 0
+WHERE n.ns = $ns AND coalesce(n.since, 0) <= $graphVersion AND score > 0
 WITH passageSources, collect(CASE WHEN n:Passage THEN [n, score] END) AS passages,
      collect(CASE WHEN n:Phrase THEN [n, score] END) AS phrases
 CALL (phrases) {

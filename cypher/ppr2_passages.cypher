@@ -7,21 +7,24 @@
 // `topSeeds` lists the $topSeeds largest passage seeds (explanations). The seeds are not normalised (GDS
 // takes the biases as given), so the convergence tolerance is $tolerance x their total: the same relative
 // precision as hipporag1, whose seeds sum to 1.
-// Parameters: $graph, $ns, $seeds, $embedding, $passageWeight, $passageSeeds, $passageSeedRows, $damping,
+// $graphVersion: see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds, $embedding, $passageWeight, $passageSeeds, $passageSeedRows, $damping,
 // $maxIterations, $tolerance, $concurrency, $topK, $topSeeds.
 CALL () {
   UNWIND $seeds AS seed
   MATCH (ph:Phrase {ns: $ns, text: seed.text})
+  WHERE coalesce(ph.since, 0) <= $graphVersion
   RETURN collect([ph, seed.weight]) AS phraseSources
 }
 CALL () {
   UNWIND coalesce($passageSeedRows, []) AS row
   MATCH (p:Passage {ns: $ns, id: row.id})
+  WHERE coalesce(p.since, 0) <= $graphVersion
   RETURN collect([p, row.weight]) AS given
 }
 CALL () {
   MATCH (p:Passage {ns: $ns})
   WHERE $passageSeeds AND $passageSeedRows IS NULL AND p.embedding IS NOT NULL
+    AND coalesce(p.since, 0) <= $graphVersion
   WITH p, vector.similarity.cosine(p.embedding, $embedding) AS s
   WITH collect([p, s]) AS scored, min(s) AS lo, max(s) AS hi
   RETURN [x IN scored WHERE x[1] > lo | [x[0], $passageWeight * (x[1] - lo) / (hi - lo)]] AS computed
@@ -37,7 +40,7 @@ YIELD nodeId, score
 WITH passageSources, nodeId, score ORDER BY score DESC
 WITH passageSources, gds.util.asNode(nodeId) AS p, score
 // a node deleted after the snapshot was projected can be gone or its id reused: keep this namespace's passages
-WHERE p:Passage AND p.ns = $ns
+WHERE p:Passage AND p.ns = $ns AND coalesce(p.since, 0) <= $graphVersion
 WITH passageSources, p, score LIMIT $topK
 WITH collect({id: p.id, title: p.title, text: p.text, score: score}) AS ranked, passageSources
 CALL (passageSources) {

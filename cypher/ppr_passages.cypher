@@ -1,10 +1,13 @@
 // HippoRAG retrieval: Personalized PageRank from the seed phrases over the namespace's projection,
 // then passage score = sum over phrases of PPR mass x MENTIONED_IN.count.
 // Phrases with mass <= $minMass (HippoConfig.ppr_min_mass) are left out of the sum.
-// Parameters: $graph, $ns, $seeds [{text, weight}], $damping, $maxIterations, $tolerance, $concurrency,
-// $minMass, $topK, $topPhrases.
+// $graphVersion is the projection's graph version: nodes created after it (`since`) are not in it, so they
+// neither seed the walk nor take a projected node's place (GDS node ids of deleted nodes can be reused).
+// Parameters: $graph, $graphVersion, $ns, $seeds [{text, weight}], $damping, $maxIterations, $tolerance,
+// $concurrency, $minMass, $topK, $topPhrases.
 UNWIND $seeds AS seed
 MATCH (ph:Phrase {ns: $ns, text: seed.text})
+WHERE coalesce(ph.since, 0) <= $graphVersion
 WITH collect([ph, seed.weight]) AS sources
 CALL gds.pageRank.stream($graph, {
   sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
@@ -14,7 +17,7 @@ YIELD nodeId, score
 WITH nodeId, score WHERE score > $minMass
 WITH gds.util.asNode(nodeId) AS ph, score
 // a node deleted after the snapshot was projected can be gone or its id reused: keep this namespace's phrases
-WHERE ph:Phrase AND ph.ns = $ns
+WHERE ph:Phrase AND ph.ns = $ns AND coalesce(ph.since, 0) <= $graphVersion
 WITH collect([ph, score]) AS mass
 CALL (mass) {
   UNWIND mass AS x

@@ -27,7 +27,7 @@ from .corpus import load_openie
 from .db import connect
 from .encode import Encoder, shared_encoder
 from .errors import ConfigError
-from .graph import binding
+from .graph import binding, projection
 from .graph import namespace as namespaces
 from .graph.facts import FactStore
 from .graph.indexing import Indexer
@@ -75,6 +75,7 @@ class HippoRAG:
 
     def close(self) -> None:
         if self._owns_driver:
+            projection.wait_for_refreshes(self.driver)  # a projection under way is kept, not thrown away
             self.driver.close()
 
     def __enter__(self) -> "HippoRAG":
@@ -130,7 +131,10 @@ class HippoRAG:
             log.warning("namespace %r has no Fact nodes yet (indexed by an older version): deriving them", self.namespace)
             self.rebuild_facts()
         # the extractor is resolved only when some passage lacks an extraction
-        return self.indexer.index(items, self.config, lambda need: self.extractor.extract(need), progress=progress)
+        try:
+            return self.indexer.index(items, self.config, lambda need: self.extractor.extract(need), progress=progress)
+        finally:
+            self._written()
 
     def import_openie(self, path: str | Path, *, progress: bool = False) -> IndexReport:
         """Index a corpus with the extraction from a HippoRAG OpenIE file (``{"docs": [...]}``)."""
@@ -166,7 +170,15 @@ class HippoRAG:
 
     def delete(self, passage_ids: Sequence[str]) -> DeleteReport:
         """Remove passages and exactly their contribution to the graph."""
-        return namespaces.delete_passages(self.store, passage_ids, self.config.batch_size)
+        try:
+            return namespaces.delete_passages(self.store, passage_ids, self.config.batch_size)
+        finally:
+            self._written()
+
+    def _written(self) -> None:
+        """After a write: the projections this client walks are rebuilt in the background, so the next graph
+        query need not wait (see :meth:`query`'s ``fresh``)."""
+        projection.refresh_soon(self.driver, self.database, self.namespace)
 
     def drop_namespace(self) -> dict[str, int]:
         """Delete every node of this namespace and its projections."""
@@ -189,18 +201,25 @@ class HippoRAG:
         top_k: int = 10,
         entities: Sequence[str] | None = None,
         filter: bool = True,
+        fresh: bool = False,
     ) -> RetrievalResult:
         """Retrieve the top-k passages for ``text`` with ``mode`` (a name of :data:`~hippo_neo4j.retrieve.MODES`;
         by default :func:`~hippo_neo4j.retrieve.default_mode`: ``entity-ppr``).
 
         ``entities`` overrides query NER (hipporag1, hybrid, and hipporag2 with entity linking);
         ``filter=False`` skips hipporag2's LLM recognition filter (it is skipped anyway with no LLM).
+
+        Graph modes walk the newest complete GDS projection of the namespace: after a write, that is the one
+        before it until the background refresh has built the next (``result.graph_version``,
+        ``result.writes_behind`` say which, and how many writes it has not seen); dense and bm25 always read
+        the current graph. ``fresh=True`` walks the current graph, waiting for its projection if needed: ask
+        for it when the query must reflect a write just made.
         """
         mode = mode or default_mode()
         preset = MODES[mode]
         self.check_encoder()
         query = Query(text=text if isinstance(text, str) else "", top_k=top_k,
-                      entities=list(entities) if entities is not None else None, use_filter=filter)
+                      entities=list(entities) if entities is not None else None, use_filter=filter, fresh=fresh)
         return self.retriever(mode).search(query, preset.config(self.config))
 
     def link_entities(self, entities: Sequence[str]) -> list[LinkedEntity]:

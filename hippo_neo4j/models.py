@@ -109,6 +109,7 @@ class LinkedEntity(BaseModel):
     similarity: float
     passages: int
     weight: float = 0.0
+    since: int = Field(0, exclude=True)  # the graph version that created the phrase
 
 
 class Contributor(BaseModel):
@@ -127,6 +128,7 @@ class FactHit(BaseModel):
     subject_passages: int = 0
     object_passages: int = 0
     kept: bool = True
+    since: int = Field(0, exclude=True)  # the newest graph version that created its subject or object phrase
 
     @property
     def triple(self) -> tuple[str, str, str]:
@@ -160,6 +162,8 @@ class RetrievalResult(BaseModel):
     phrase_seeds: list[Seed] = Field(default_factory=list)
     passage_seeds: list[Seed] = Field(default_factory=list, description="hipporag2: the largest passage seeds")
     passages: list[RetrievedPassage] = Field(default_factory=list)
+    graph_version: int | None = Field(None, description="graph modes: the namespace graph version the walk ran on")
+    writes_behind: int = Field(0, description="graph modes: writes made since that version (a refresh is under way)")
     fell_back: bool = False
     fallback_reason: str | None = None
     warning: str | None = None

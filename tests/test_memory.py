@@ -752,3 +752,137 @@ def test_concurrent_queries_during_indexing_see_only_committed_states(connection
     assert report["violations"] == 0, report["violation_samples"]
     assert not report["hung_threads"]
     assert report["queries"] > 0 and report["count_checks"] > 0 and report["writer"]["batches"] >= 1
+
+
+# ------------------------------------------------------------------ projections kept warm across writes
+
+
+def PE(pid, text, triple, *entities):
+    """A passage whose extraction names ``entities`` too (the mention graph of entity-ppr links those)."""
+    return P(pid, text, triple) | {"extraction": {"named_entities": list(entities), "triples": [list(triple)]}}
+
+
+def _kinds_projected(driver, database, ns):
+    return {name: projection._version_of(name, ns) for name in projection._existing(driver, database, ns)}
+
+
+def test_a_write_does_not_make_graph_queries_wait_and_the_refresh_replaces_the_projection(memory_factory, monkeypatch):
+    monkeypatch.setattr(projection, "REFRESH_DELAY_S", 2.0)  # the refresh cannot finish before the first query
+    memory = memory_factory()
+    memory.index([PE("a", "Ada Lovelace wrote notes on the engine.", ("Ada Lovelace", "wrote", "notes"), "Ada Lovelace"),
+                  PE("b", "Charles Babbage designed the engine.", ("Charles Babbage", "designed", "engine"), "Charles Babbage")])
+    modes = ("hipporag1", "hipporag2", "entity-ppr")
+    before = {m: memory.query("Who wrote notes?", mode=m, entities=["Ada Lovelace"], filter=False) for m in modes}
+    old = before["hipporag1"].graph_version
+    assert all(r.graph_version == old and r.writes_behind == 0 for r in before.values())
+
+    memory.index([PE("c", "Ada Lovelace corresponded with Mary Somerville.", ("Ada Lovelace", "knew", "Mary Somerville"),
+                     "Ada Lovelace", "Mary Somerville")])
+    current = projection.namespace_version(memory.driver, memory.database, memory.namespace)
+    assert current > old
+    # seeds the old projection holds: answered from it, saying so, and the new passage is still found
+    # (hipporag1 maps phrase mass to passages through the current MENTIONED_IN edges)
+    stale = memory.query("Who wrote notes?", mode="hipporag1", entities=["Ada Lovelace"])
+    assert (stale.graph_version, stale.writes_behind) == (old, current - old)
+    assert "c" in {p.id for p in stale.passages if not p.filled}
+    r = memory.query("Who wrote notes?", mode="entity-ppr", entities=["Ada Lovelace"])
+    assert r.graph_version == old and r.writes_behind == current - old and r.passages
+    # hipporag2 retrieves every fact here, the new one too, whose object phrase is newer than the projection
+    r = memory.query("Who wrote notes?", mode="hipporag2", filter=False)
+    assert any(f.object == "mary somerville" for f in r.facts) and r.graph_version == current
+    # a seed newer than the projection: the query waits for the current one
+    new = memory.query("Who is Mary Somerville?", mode="hipporag1", entities=["Mary Somerville"])
+    assert new.graph_version == current and new.writes_behind == 0
+    assert new.passages[0].id == "c" and not new.passages[0].filled
+    fresh = memory.query("Who wrote notes?", mode="entity-ppr", entities=["Ada Lovelace"], fresh=True)
+    assert fresh.graph_version == current and fresh.writes_behind == 0
+
+    projection.wait_for_refreshes(memory.driver)
+    after = {m: memory.query("Who wrote notes?", mode=m, entities=["Ada Lovelace"], filter=False) for m in modes}
+    assert all(r.graph_version == current and r.writes_behind == 0 for r in after.values())
+    # one projection per kind remains, all of the current version: the old ones were dropped
+    assert sorted(_kinds_projected(memory.driver, memory.database, memory.namespace).values()) == [current] * 3
+
+
+def test_a_deleted_passage_never_comes_back_from_an_old_projection(memory_factory, monkeypatch):
+    monkeypatch.setattr(projection, "REFRESH_DELAY_S", 2.0)
+    memory = memory_factory()
+    memory.index([PE("a", "Ada Lovelace wrote notes.", ("Ada Lovelace", "wrote", "notes"), "Ada Lovelace"),
+                  PE("b", "Ada Lovelace met Charles Babbage.", ("Ada Lovelace", "met", "Charles Babbage"),
+                     "Ada Lovelace", "Charles Babbage")])
+    for mode in ("hipporag1", "hipporag2", "entity-ppr"):
+        found = memory.query("Ada", mode=mode, entities=["Ada Lovelace"], filter=False).passages
+        assert {"a", "b"} <= {p.id for p in found if not p.filled}, mode
+    memory.delete(["b"])
+    # a new passage, whose nodes may reuse the deleted ones' ids, written before the projection is refreshed
+    memory.index([PE("z", "Zebras live in Africa.", ("zebra", "lives in", "Africa"), "Africa")])
+    for mode in ("hipporag1", "hipporag2", "entity-ppr"):
+        result = memory.query("Ada", mode=mode, entities=["Ada Lovelace"], filter=False)
+        assert result.writes_behind > 0 or mode == "hipporag2"  # its facts include the zebra's: it waits
+        walked = [p.id for p in result.passages if not p.filled]
+        assert "b" not in {p.id for p in result.passages} and "a" in walked, (mode, walked)
+        assert "z" not in walked or result.writes_behind == 0, (mode, walked)  # z is not in the old projection
+
+
+def test_stale_queries_do_not_wait_for_a_projection_another_client_is_building(memory_factory, driver, connection, monkeypatch):
+    """The projection lock is held (as by another process mid-projection): queries go on with the old
+    projection, and a query that needs the current graph gets it once the lock is released."""
+    monkeypatch.setattr(projection, "REFRESH_DELAY_S", 30.0)
+    memory = memory_factory()
+    memory.index([P("a", "Ada Lovelace wrote notes.", ("Ada Lovelace", "wrote", "notes"))])
+    old = memory.query("q", mode="hipporag1", entities=["Ada Lovelace"]).graph_version
+    memory.index([P("b", "Ada Lovelace met Charles Babbage.", ("Ada Lovelace", "met", "Charles Babbage"))])
+    with driver.session(database=connection.database) as session:
+        tx = session.begin_transaction()
+        tx.run("MERGE (l:HippoProjectionLock {ns: $ns, kind: 'phrase'}) SET l.at = timestamp()", ns=memory.namespace).consume()
+        try:
+            began = time.perf_counter()
+            results = [memory.query("q", mode="hipporag1", entities=["Ada Lovelace"]) for _ in range(3)]
+            assert time.perf_counter() - began < 20
+            assert all(r.graph_version == old and r.writes_behind > 0 for r in results)
+            waiting: list = []
+            needs_current = threading.Thread(target=lambda: waiting.append(
+                memory.query("q", mode="hipporag1", entities=["Charles Babbage"])))
+            needs_current.start()
+            needs_current.join(3)
+            assert needs_current.is_alive() and not waiting  # blocked on the lock, not failed
+        finally:
+            tx.rollback()
+    needs_current.join(60)
+    current = projection.namespace_version(memory.driver, memory.database, memory.namespace)
+    assert waiting and waiting[0].graph_version == current and waiting[0].passages[0].id == "b"
+
+
+def test_a_client_killed_mid_projection_leaves_the_old_projection_and_no_lock(connection, driver, memory_factory, tmp_path, monkeypatch):
+    monkeypatch.setattr(projection, "REFRESH_DELAY_S", 30.0)  # this process leaves the projecting to the other
+    memory = memory_factory()
+    memory.index([P(f"p{i}", f"Person {i} met person {i + 1}.", (f"person {i}", "met", f"person {i + 1}")) for i in range(200)])
+    old = memory.query("q", mode="hipporag1", entities=["person 3"]).graph_version
+    memory.index([P("new", "Person 3 met Ada Lovelace.", ("person 3", "met", "Ada Lovelace"))])
+    # another process projects the new version and is killed while it holds the lock
+    script = tmp_path / "project.py"
+    script.write_text(
+        "import sys, time\n"
+        "from hippo_neo4j.config import ConnectionSettings\nfrom hippo_neo4j.db import connect\n"
+        "d = connect(ConnectionSettings.from_env())\n"
+        "with d.session(database=sys.argv[2]) as s:\n"
+        "    tx = s.begin_transaction()\n"
+        "    tx.run(\"MERGE (l:HippoProjectionLock {ns: $ns, kind: 'phrase'}) SET l.at = timestamp()\", ns=sys.argv[1]).consume()\n"
+        "    print('locked', flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    env = os.environ | {"HIPPO_NEO4J_URI": connection.uri, "HIPPO_NEO4J_USER": connection.user,
+                        "HIPPO_NEO4J_PASSWORD": connection.password.get_secret_value()}
+    proc = subprocess.Popen([sys.executable, str(script), memory.namespace, connection.database], env=env,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "locked"
+        stale = memory.query("q", mode="hipporag1", entities=["person 3"])
+        assert stale.graph_version == old and stale.writes_behind > 0
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    # the server releases the dead client's lock: the current graph is projected and answered from
+    result = memory.query("q", mode="hipporag1", entities=["Ada Lovelace"])
+    assert result.graph_version == projection.namespace_version(driver, connection.database, memory.namespace)
+    assert result.passages[0].id == "new"

@@ -99,7 +99,8 @@ def _retrieve(
     links_entities = MODES[mode].retriever.needs_entities(MODES[mode].config(HippoConfig()))
     extractor = make_extractor(extractor_kind) if ents is None and links_entities else None
     with open_memory(ctx, extractor=extractor) as memory:
-        return memory.query(text, mode=mode, top_k=top_k, entities=ents, filter=not no_filter)
+        # fresh: a one-shot process has no background refresh to wait for, so it walks the current graph
+        return memory.query(text, mode=mode, top_k=top_k, entities=ents, filter=not no_filter, fresh=True)
 
 
 @click.command("ask")

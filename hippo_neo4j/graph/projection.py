@@ -17,8 +17,11 @@ everything else here; the ``graphdatascience`` client is not needed for them (se
 
 from __future__ import annotations
 
+import logging
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
+from typing import Iterable
 
 from neo4j import Driver
 from neo4j.exceptions import ClientError
@@ -26,6 +29,7 @@ from neo4j.exceptions import ClientError
 from ..db import cypher
 from ..errors import ServerError
 
+log = logging.getLogger(__name__)
 _locks: dict[tuple[str, str, str], threading.Lock] = {}
 _locks_guard = threading.Lock()
 # Projections this process has seen in the catalogue, so a query at an unchanged version skips
@@ -56,11 +60,20 @@ def _version_of(name: str, ns: str) -> int | None:
 
 @dataclass(frozen=True)
 class Projection:
+    """A complete projection in the GDS catalogue: graph version ``version`` of the namespace, whose current
+    version (when it was looked up) is ``current``."""
+
     name: str
     version: int
     nodes: int
     relationships: int
     created: bool
+    current: int = 0
+
+    @property
+    def behind(self) -> int:
+        """Writes (graph versions) made since this projection's version."""
+        return max(self.current - self.version, 0)
 
 
 def namespace_version(driver: Driver, database: str, ns: str) -> int:
@@ -94,13 +107,19 @@ def _existing(driver: Driver, database: str, ns: str) -> dict[str, tuple[int, in
     }
 
 
-def drop(driver: Driver, database: str, ns: str, keep_version: int | None = None) -> list[str]:
-    """Drop this namespace's projections (all, or all but those of graph version ``keep_version``)."""
+def _kind_of(name: str, ns: str) -> str:
+    suffix = name[len(f"{PREFIX}:{ns}:v") :].partition(":")[2]
+    return next(k for k, (s, _) in KINDS.items() if s == (f":{suffix}" if suffix else ""))
+
+
+def drop(driver: Driver, database: str, ns: str, keep_version: int | None = None, kind: str | None = None) -> list[str]:
+    """Drop this namespace's projections: all of them, or (``keep_version``) those of other graph versions
+    (of ``kind`` only, when given)."""
     if keep_version is None:
-        forget(driver, database, ns)
+        forget(driver, database, ns, cancel=True)
     dropped = []
     for name in _existing(driver, database, ns):
-        if _version_of(name, ns) != keep_version:
+        if _version_of(name, ns) != keep_version and (kind is None or _kind_of(name, ns) == kind):
             driver.execute_query(
                 "CALL gds.graph.drop($name, false) YIELD graphName RETURN graphName", name=name, database_=database
             )
@@ -108,47 +127,148 @@ def drop(driver: Driver, database: str, ns: str, keep_version: int | None = None
     return dropped
 
 
-def forget(driver: Driver, database: str, ns: str) -> None:
-    """Drop what this process remembers of the namespace's projections (e.g. after 'graph not found')."""
+def forget(driver: Driver, database: str, ns: str, *, cancel: bool = False) -> None:
+    """Drop what this process remembers of the namespace's projections (e.g. after 'graph not found');
+    ``cancel``: and its pending background refreshes (the namespace was dropped)."""
     for kind in KINDS:
-        _known.pop((str(id(driver)), database, ns, kind), None)
+        key = (str(id(driver)), database, ns, kind)
+        _known.pop(key, None)
+        if cancel:
+            with _locks_guard:
+                running = _refreshing.get(key)
+            if running is not None:
+                running.cancelled = True
 
 
-def ensure(driver: Driver, database: str, ns: str, kind: str = "phrase") -> Projection:
-    """The projection of the namespace's current graph version, projecting it if needed."""
+def ensure(driver: Driver, database: str, ns: str, kind: str = "phrase", *, fresh: bool = True) -> Projection:
+    """A projection of the namespace's graph of ``kind``.
+
+    ``fresh``: the projection of the current graph version, projected now (and waited for) if needed.
+    Otherwise the newest complete projection of ``kind``, however old: when it is behind, a background refresh
+    (:func:`refresh_soon`) builds the current one and the caller does not wait for it; only a namespace with
+    no projection of ``kind`` at all is projected while the caller waits."""
     version = namespace_version(driver, database, ns)
     key = (str(id(driver)), database, ns, kind)
     known = _known.get(key)
     if known is not None and known.version == version:
-        return Projection(known.name, version, known.nodes, known.relationships, created=False)
+        return replace(known, current=version, created=False)
+    if not fresh:
+        older = known if known is not None and known.version < version else _newest(driver, database, ns, kind, version)
+        if older is not None:
+            _known[key] = older
+            refresh_soon(driver, database, ns, kinds=(kind,))
+            return replace(older, current=version, created=False)
     found = _ensure(driver, database, ns, version, kind)
     _known[key] = found
     return found
+
+
+def _newest(driver: Driver, database: str, ns: str, kind: str, below: int) -> Projection | None:
+    """The newest projection of ``kind`` in the catalogue older than graph version ``below``, if any."""
+    best: Projection | None = None
+    for name, (nodes, rels) in _existing(driver, database, ns).items():
+        version = _version_of(name, ns)
+        if version is not None and version < below and _kind_of(name, ns) == kind and (best is None or version > best.version):
+            best = Projection(name, version, nodes, rels, created=False, current=version)
+    return best
 
 
 def _ensure(driver: Driver, database: str, ns: str, version: int, kind: str) -> Projection:
     name = graph_name(ns, version, kind)
     existing = _existing(driver, database, ns)
     if name in existing:
-        return Projection(name, version, *existing[name], created=False)
+        return Projection(name, version, *existing[name], created=False, current=version)
     with _lock(driver, database, ns):
-        existing = _existing(driver, database, ns)
-        if name in existing:
-            return Projection(name, version, *existing[name], created=False)
         check_memory(driver, database, ns, kind)
-        try:
-            rec = driver.execute_query(
-                cypher(KINDS[kind][1]), graph=name, ns=ns, database_=database
-            ).records
-        except ClientError as exc:
-            if "already exists" not in str(exc):
-                raise
+        with driver.session(database=database) as session:
+            rec = session.execute_write(_project, ns, kind, name)
+        if rec is None:  # projected meanwhile by another client (this process or another)
             existing = _existing(driver, database, ns)
-            return Projection(name, version, *existing[name], created=False)
+            return Projection(name, version, *existing.get(name, (0, 0)), created=False, current=version)
         if not rec:  # the namespace has no phrases: nothing to project
-            return Projection(name, version, 0, 0, created=False)
-        drop(driver, database, ns, keep_version=version)
-        return Projection(name, version, rec[0]["nodes"], rec[0]["relationships"], created=True)
+            return Projection(name, version, 0, 0, created=False, current=version)
+        drop(driver, database, ns, keep_version=version, kind=kind)
+        return Projection(name, version, rec["nodes"], rec["relationships"], created=True, current=version)
+
+
+def _project(tx, ns: str, kind: str, name: str):  # noqa: ANN001, ANN202 - a neo4j ManagedTransaction
+    """Project ``name`` unless it exists, holding the namespace's projection lock for ``kind`` (a node, so the
+    lock spans processes and dies with the transaction): one projection of a namespace and kind at a time,
+    and a client that waited for another's finds it done. None: it existed; {}: nothing to project."""
+    tx.run(cypher("projection_lock"), ns=ns, kind=kind).consume()
+    if tx.run("RETURN gds.graph.exists($name) AS found", name=name).single()["found"]:
+        return None
+    try:
+        rec = tx.run(cypher(KINDS[kind][1]), graph=name, ns=ns).single()
+    except ClientError as exc:
+        if "already exists" in str(exc):
+            return None
+        raise
+    return dict(rec) if rec else {}
+
+
+# ----------------------------------------------------------------------------------- background refresh
+
+_refreshing: dict[tuple[str, str, str, str], "_Refresh"] = {}
+REFRESH_DELAY_S = 0.1  # debounce: a burst of writes (an agent storing several facts) costs one projection
+
+
+class _Refresh(threading.Thread):
+    """Builds the current projection of one namespace and kind in the background, again if writes arrive
+    meanwhile, then ends. At most one per namespace and kind in a process (and one projection at a time
+    across processes, by the projection lock)."""
+
+    def __init__(self, driver: Driver, database: str, ns: str, kind: str) -> None:
+        super().__init__(name=f"hippo-refresh-{ns}-{kind}", daemon=True)
+        self.args = (driver, database, ns, kind)
+        self.again = threading.Event()
+        self.again.set()
+        self.cancelled = False
+
+    def run(self) -> None:
+        driver, database, ns, kind = self.args
+        key = (str(id(driver)), database, ns, kind)
+        try:
+            while True:
+                time.sleep(REFRESH_DELAY_S)
+                if self.cancelled:
+                    return
+                self.again.clear()
+                try:
+                    ensure(driver, database, ns, kind, fresh=True)
+                except Exception as exc:  # noqa: BLE001 - a failed refresh leaves the old projection in use
+                    closed = "closed" in str(exc).lower()  # the client closed its driver: nothing to refresh for
+                    log.log(logging.DEBUG if closed else logging.WARNING,
+                            "background projection of %r (%s) failed: %s", ns, kind, exc)
+                    return
+                with _locks_guard:
+                    if not self.again.is_set():
+                        return
+        finally:
+            with _locks_guard:
+                if _refreshing.get(key) is self:
+                    del _refreshing[key]
+
+
+def refresh_soon(driver: Driver, database: str, ns: str, kinds: Iterable[str] | None = None) -> None:
+    """Build the current projection of ``kinds`` (default: those this process has used) in the background."""
+    for kind in kinds if kinds is not None else [k for k in KINDS if (str(id(driver)), database, ns, k) in _known]:
+        key = (str(id(driver)), database, ns, kind)
+        with _locks_guard:
+            running = _refreshing.get(key)
+            if running is not None:
+                running.again.set()
+                continue
+            _refreshing[key] = _Refresh(driver, database, ns, kind)
+            _refreshing[key].start()
+
+
+def wait_for_refreshes(driver: Driver | None = None, timeout: float = 60.0) -> None:
+    """Wait for the background refreshes (of ``driver``'s namespaces, or all) to finish (before closing it)."""
+    with _locks_guard:
+        running = [t for k, t in _refreshing.items() if driver is None or k[0] == str(id(driver))]
+    for thread in running:
+        thread.join(timeout)
 
 
 def size(driver: Driver, database: str, ns: str, kind: str = "phrase") -> tuple[int, int]:

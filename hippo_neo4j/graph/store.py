@@ -55,8 +55,10 @@ class GraphStore:
         """
 
         def unit(tx: Any) -> None:
-            work(tx)
+            # first: the namespace node's write lock orders the namespace's writes, and the statements read
+            # the new version (the `since` of the nodes they create)
             projection.bump_version(tx, self.namespace)
+            work(tx)
 
         with self.driver.session(database=self.database) as session:
             session.execute_write(unit)
@@ -117,17 +119,25 @@ class GraphStore:
                 break
         return results
 
-    def walk(self, statement: str, kind: str, **params: Any) -> list[Any]:
-        """Run a PPR statement on the namespace's current projection of ``kind`` (projecting it if needed)."""
-        graph = projection.ensure(self.driver, self.database, self.namespace, kind)
+    def walk(
+        self, statement: str, kind: str, *, fresh: bool = True, needs: int = 0, **params: Any
+    ) -> tuple[list[Any], projection.Projection]:
+        """Run a PPR statement (``$graph``, ``$graphVersion``) on a projection of ``kind``: the current one
+        (``fresh``, projected first if needed) or the newest complete one, refreshed in the background when
+        it is behind (:func:`projection.ensure`). The records, and the projection they came from."""
+        graph = projection.ensure(self.driver, self.database, self.namespace, kind, fresh=fresh)
+        if graph.version < needs:  # a seed is newer than this projection
+            graph = projection.ensure(self.driver, self.database, self.namespace, kind, fresh=True)
         try:
-            return self.run(statement, graph=graph.name, **params)
-        except ClientError as exc:  # the projection was dropped by another client: project again, once
+            return self.run(statement, graph=graph.name, graphVersion=graph.version, **params), graph
+        except ClientError as exc:
+            # the projection was dropped meanwhile (a newer one replaced it), or, on a namespace written by an
+            # older version of hippo-neo4j, a seed is newer than the projection: use the current one, once
             if "not found" not in str(exc) and "does not exist" not in str(exc):
                 raise
             projection.forget(self.driver, self.database, self.namespace)
-            graph = projection.ensure(self.driver, self.database, self.namespace, kind)
-            return self.run(statement, graph=graph.name, **params)
+            graph = projection.ensure(self.driver, self.database, self.namespace, kind, fresh=True)
+            return self.run(statement, graph=graph.name, graphVersion=graph.version, **params), graph
 
     def has_passages(self) -> bool:
         return bool(self.run("namespace_has_passages")[0]["any"])

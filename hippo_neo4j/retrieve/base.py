@@ -27,6 +27,7 @@ class Query(BaseModel):
     top_k: int = 10
     entities: list[str] | None = None
     use_filter: bool = True
+    fresh: bool = False  # walk the current graph (waiting for its projection) instead of the newest projection
 
 
 @dataclass
@@ -83,6 +84,19 @@ class Retriever(ABC):
             result.warning = f"namespace {self.store.namespace!r} has no passages (index into it, or check the namespace)"
         result.elapsed_ms = (time.perf_counter() - began) * 1000
         return result
+
+    def walk(
+        self, result: RetrievalResult, query: Query, statement: str, kind: str, *, needs: int = 0, **params: Any
+    ) -> list[Any]:
+        """Run a PPR statement on the namespace's projection of ``kind`` (see :meth:`GraphStore.walk`) and
+        record in ``result`` which graph version it walked and how many writes that version has not seen.
+
+        ``needs``: the graph version that created the newest seed phrase. A projection older than that lacks
+        the seed, so the walk waits for the current one: a query about what was just written is answered
+        from it; an older projection serves only queries whose seeds it holds."""
+        records, graph = self.store.walk(statement, kind, fresh=query.fresh, needs=needs, **params)
+        result.graph_version, result.writes_behind = graph.version, graph.behind
+        return records
 
     def fill(self, result: RetrievalResult, top_k: int) -> None:
         """Top ``result`` up to ``top_k`` passages from the context's filler (dense retrieval), marked ``filled``,

@@ -73,7 +73,9 @@ class EntityPPRRetriever(Retriever):
             if not self.store.has_passages():
                 return result  # search() says the namespace is empty
             result.warning = "no query entity links to a phrase: the walk starts from the passages like the query"
-        records = self.store.walk("entity_ppr_passages", "mentions", **entity_ppr_parameters(config, seeds, top_k, vector))
+        newest = max((link.since for link in linked if link.phrase in seeds), default=0)
+        records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest,
+                            **entity_ppr_parameters(config, seeds, top_k, vector))
         if records:
             ranked = sorted(records[0]["ranked"], key=lambda r: (-r["score"], r["id"]))
             result.passages = to_passages(ranked)

@@ -48,12 +48,9 @@ class HippoRAG1Retriever(Retriever):
                 "no query entities" if not ents else "no query entity links to a phrase in this namespace"
             )
             return fallback
-        records = self.store.walk("ppr_passages", "phrase", **ppr_parameters(config, seeds, top_k))
-        return RetrievalResult(
-            query=text,
-            mode=self.name,
-            entities=ents,
-            linked=linked,
-            top_phrases=records[0]["topPhrases"] if records else [],
-            passages=to_passages(records),
-        )
+        result = RetrievalResult(query=text, mode=self.name, entities=ents, linked=linked)
+        newest = max((link.since for link in linked if link.phrase in seeds), default=0)
+        records = self.walk(result, query, "ppr_passages", "phrase", needs=newest, **ppr_parameters(config, seeds, top_k))
+        result.top_phrases = records[0]["topPhrases"] if records else []
+        result.passages = to_passages(records)
+        return result

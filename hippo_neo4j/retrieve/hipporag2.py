@@ -77,17 +77,19 @@ class HippoRAG2Retriever(Retriever):
             else:
                 reason = "no fact in this namespace"
         result.phrase_seeds = [Seed(node=t, weight=w) for t, w in seeds.items()]
+        newest = max([link.since for link in result.linked if link.phrase in seeds]
+                     + [f.since for f in result.facts if f.kept], default=0)
         if not seeds:
             fallback = self.context.retriever(DenseRetriever).rank(text, top_k, vector)  # type: ignore[attr-defined]
             result.passages, result.fell_back, result.fallback_reason = fallback.passages, True, reason
             return result
         if not cfg.passage_nodes:  # ablation: phrases only, passages scored as in hipporag1
-            records = self.store.walk("ppr_passages", "phrase", **ppr_parameters(cfg, seeds, top_k))
+            records = self.walk(result, query, "ppr_passages", "phrase", needs=newest, **ppr_parameters(cfg, seeds, top_k))
             result.top_phrases = records[0]["topPhrases"] if records else []
             result.passages = to_passages(records)
             return result
         params = ppr2_parameters(cfg, seeds, top_k, vector, self.passage_seed_rows(text, vector, cfg))
-        records = self.store.walk("ppr2_passages", "passage", **params)
+        records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, **params)
         if records:
             result.passages = to_passages(records[0]["ranked"])
             result.passage_seeds = [Seed(node=x["id"], weight=x["weight"]) for x in records[0]["topSeeds"]]

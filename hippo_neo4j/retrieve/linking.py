@@ -31,7 +31,8 @@ def link_entities(store: GraphStore, encoder: Any, entities: Sequence[str]) -> l
         for r in store.run("phrase_passage_counts", texts=sorted({h["text"] for h in best.values()}))
     }
     links = [
-        LinkedEntity(entity=e, phrase=h["text"], similarity=float(h["cosine"]), passages=counts.get(h["text"], 0))
+        LinkedEntity(entity=e, phrase=h["text"], similarity=float(h["cosine"]), passages=counts.get(h["text"], 0),
+                     since=h["since"])
         for e, h in best.items()
     ]
     weights = {link.phrase: 1.0 / link.passages for link in links if link.passages > 0}
@@ -57,7 +58,7 @@ def link_facts(store: GraphStore, vector: np.ndarray, top_k: int) -> tuple[list[
     hits = [
         FactHit(
             subject=r["subject"], predicate=r["predicate"], object=r["object"], score=float(r["score"]),
-            subject_passages=r["subjectPassages"], object_passages=r["objectPassages"],
+            subject_passages=r["subjectPassages"], object_passages=r["objectPassages"], since=r["since"] or 0,
         )
         for r in records
     ]
