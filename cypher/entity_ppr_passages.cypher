@@ -4,9 +4,9 @@
 //   - every passage more similar to the query ($embedding) than the namespace's average, by its z-score
 //     z = (cos - mean) / sd, scaled to sum 1 - $entityShare (1 when no entity links);
 // then passages ranked by their own PPR mass. `contributors`: the passage's phrases among the $topPhrases
-// with the most mass, with that mass; `topSeeds`: the largest passage seeds.
-// $graphVersion: see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds, $embedding, $entityShare, $damping, $maxIterations, $tolerance,
-// $concurrency, $topK, $topPhrases, $topSeeds.
+// with the most mass (of the $window nodes with the most), with that mass; `topSeeds`: the largest passage seeds.
+// $graphVersion: see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds, $embedding,
+// $entityShare, $damping, $maxIterations, $tolerance, $concurrency, $topK, $topPhrases, $topSeeds, $window.
 CALL () {
   UNWIND $seeds AS seed
   MATCH (ph:Phrase {ns: $ns, text: seed.text})
@@ -24,17 +24,28 @@ CALL () {
 WITH phraseSources, above, zTotal,
      CASE WHEN size(phraseSources) > 0 THEN 1.0 - $entityShare ELSE 1.0 END AS passageShare
 WITH phraseSources, [x IN above | [x[0], passageShare * x[1] / zTotal]] AS passageSources
+// the largest passage seeds, taken before the walk: the rows after it do not carry the seed list
+CALL (passageSources) {
+  UNWIND passageSources AS x
+  WITH x ORDER BY x[1] DESC LIMIT $topSeeds
+  RETURN collect({id: x[0].id, weight: x[1]}) AS topSeeds
+}
 CALL gds.pageRank.stream($graph, {
   sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
   relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
   concurrency: $concurrency
 })
 YIELD nodeId, score
-WITH passageSources, gds.util.asNode(nodeId) AS n, score
+// only the $window nodes with the most mass are looked up: the top passages are among them when they hold
+// $topK passages or are all the nodes with mass (`complete`; else the client runs the statement again with
+// $window = the projection's node count), and the explanation's phrases are the window's
+WITH topSeeds, nodeId, score WHERE score > 0
+ORDER BY score DESC LIMIT $window
 // a node deleted after the snapshot was projected can be gone or its id reused: keep this namespace's nodes
-WHERE n.ns = $ns AND coalesce(n.since, 0) <= $graphVersion AND score > 0
-WITH passageSources, collect(CASE WHEN n:Passage THEN [n, score] END) AS passages,
-     collect(CASE WHEN n:Phrase THEN [n, score] END) AS phrases
+WITH topSeeds, gds.util.asNode(nodeId) AS n, score
+WITH topSeeds, n, score, n.ns = $ns AND coalesce(n.since, 0) <= $graphVersion AS ours
+WITH topSeeds, count(*) AS windowSize, collect(CASE WHEN ours AND n:Passage THEN [n, score] END) AS passages,
+     collect(CASE WHEN ours AND n:Phrase THEN [n, score] END) AS phrases
 CALL (phrases) {
   UNWIND phrases AS x
   WITH x ORDER BY x[1] DESC LIMIT $topPhrases
@@ -49,9 +60,5 @@ CALL (passages, top) {
   RETURN collect({id: p.id, title: p.title, text: p.text, score: score,
                   contributors: [t IN top WHERE t[0] IN named | {phrase: t[0].text, contribution: t[1]}]}) AS ranked
 }
-CALL (passageSources) {
-  UNWIND passageSources AS x
-  WITH x ORDER BY x[1] DESC LIMIT $topSeeds
-  RETURN collect({id: x[0].id, weight: x[1]}) AS topSeeds
-}
-RETURN ranked, [t IN top | {phrase: t[0].text, mass: t[1]}][..10] AS topPhrases, topSeeds
+RETURN ranked, [t IN top | {phrase: t[0].text, mass: t[1]}][..10] AS topPhrases, topSeeds,
+       windowSize < $window OR size(passages) >= $topK AS complete

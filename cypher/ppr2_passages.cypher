@@ -31,21 +31,21 @@ CALL () {
 }
 WITH phraseSources, given + computed AS passageSources
 WITH phraseSources, passageSources, reduce(t = 0.0, x IN phraseSources + passageSources | t + x[1]) AS total
+// the largest passage seeds, taken before the walk: the rows after it do not carry the seed list
+CALL (passageSources) {
+  UNWIND passageSources AS x
+  WITH x ORDER BY x[1] DESC LIMIT $topSeeds
+  RETURN collect({id: x[0].id, weight: x[1]}) AS topSeeds
+}
 CALL gds.pageRank.stream($graph, {
   sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
   relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance * total,
   concurrency: $concurrency
 })
 YIELD nodeId, score
-WITH passageSources, nodeId, score ORDER BY score DESC
-WITH passageSources, gds.util.asNode(nodeId) AS p, score
+WITH topSeeds, nodeId, score ORDER BY score DESC
+WITH topSeeds, gds.util.asNode(nodeId) AS p, score
 // a node deleted after the snapshot was projected can be gone or its id reused: keep this namespace's passages
 WHERE p:Passage AND p.ns = $ns AND coalesce(p.since, 0) <= $graphVersion
-WITH passageSources, p, score LIMIT $topK
-WITH collect({id: p.id, title: p.title, text: p.text, score: score}) AS ranked, passageSources
-CALL (passageSources) {
-  UNWIND passageSources AS x
-  WITH x ORDER BY x[1] DESC LIMIT $topSeeds
-  RETURN collect({id: x[0].id, weight: x[1]}) AS topSeeds
-}
-RETURN ranked, topSeeds
+WITH topSeeds, p, score LIMIT $topK
+RETURN collect({id: p.id, title: p.title, text: p.text, score: score}) AS ranked, topSeeds

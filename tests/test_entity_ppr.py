@@ -106,3 +106,29 @@ def test_every_mode_returns_top_k_passages_filling_from_dense(memory_factory):
     bm25 = memory.query("robotics", mode="bm25", top_k=4)
     assert bm25.passages[0].id == "ortiz" and not bm25.passages[0].filled and all(p.filled for p in bm25.passages[1:])
     assert not any(p.filled for p in memory.query(QUESTION, mode="dense", top_k=total).passages)
+
+
+def test_looking_up_only_the_nodes_with_the_most_mass_changes_no_ranking(memory_factory, musique, monkeypatch):
+    """After the walk only the entity_ppr.WINDOW nodes with the most mass are read; a window that holds fewer than
+    top_k passages runs the statement again over every node. Any window gives the same passages and scores."""
+    from hippo_neo4j.retrieve import entity_ppr
+
+    small = _subset(musique, 10)
+    memory = memory_factory()
+    ev.ensure_index(memory, small)
+    names = OfflineExtractor()
+    queries = [(q.question, names.query_entities(q.question)) for q in small.questions]
+
+    def ranked(window):
+        monkeypatch.setattr(entity_ppr, "WINDOW", window)
+        return [[(p.id, round(p.score, 12)) for p in memory.query(text, mode="entity-ppr", top_k=10, entities=ents).passages]
+                for text, ents in queries]
+
+    calls = []
+    run = memory.store.run
+    monkeypatch.setattr(memory.store, "run", lambda name, **p: calls.append(p.get("window")) or run(name, **p))
+    everything = ranked(10**6)
+    assert ranked(entity_ppr.WINDOW) == everything
+    calls.clear()
+    assert ranked(3) == everything  # fewer than top_k passages in the window: the second pass over all nodes
+    assert 3 in calls and any(w and w > 3 for w in calls)

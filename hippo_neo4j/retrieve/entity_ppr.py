@@ -23,6 +23,12 @@ from .base import Query, Retriever, to_passages
 from .hipporag1 import HippoRAG1Retriever
 
 
+# The nodes with the most mass looked up after the walk (the rest cannot hold the top passages when these hold
+# top_k of them; else the statement runs again over all): on musique_train the 500 of 25k nodes cut the statement
+# by 30 % with every ranking and score unchanged.
+WINDOW = 500
+
+
 def entity_seeds(linked: list[LinkedEntity], share: float) -> dict[str, float]:
     """Phrase seeds: each linked phrase 1/|P_i| (summed over the entities that link to it), scaled to sum ``share``."""
     weights: dict[str, float] = {}
@@ -46,6 +52,7 @@ def entity_ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: i
         "topK": top_k,
         "topPhrases": max(config.top_phrases, 100),
         "topSeeds": 5,
+        "window": WINDOW,
     }
 
 
@@ -74,8 +81,10 @@ class EntityPPRRetriever(Retriever):
                 return result  # search() says the namespace is empty
             result.warning = "no query entity links to a phrase: the walk starts from the passages like the query"
         newest = max((link.since for link in linked if link.phrase in seeds), default=0)
-        records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest,
-                            **entity_ppr_parameters(config, seeds, top_k, vector))
+        params = entity_ppr_parameters(config, seeds, top_k, vector)
+        records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, **params)
+        if records and not records[0]["complete"]:  # the window missed some: look at every node
+            records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, **params | {"window": None})
         if records:
             ranked = sorted(records[0]["ranked"], key=lambda r: (-r["score"], r["id"]))
             result.passages = to_passages(ranked)
