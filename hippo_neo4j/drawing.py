@@ -77,7 +77,7 @@ def drawing_cypher(result: RetrievalResult, namespace: str, top_phrases: int = T
     # the template's comments name its parameters: keep only the first line, as a title
     body = "\n".join(line for line in cypher("draw_explanation").splitlines() if not line.lstrip().startswith("//"))
     mode = re.sub(r"[^A-Za-z0-9._-]", "", result.mode)
-    title = f"// hippo-neo4j: why these passages were retrieved ({mode}); paste into Neo4j Browser\n"
+    title = f"// hippo-neo4j: why these passages were retrieved ({mode}), to paste into Neo4j Browser\n"
     return title + re.sub(r"\$(ns|question|seeds|phrases|ids)\b", literal, body)
 
 
