@@ -122,8 +122,9 @@ class GraphStore:
         graph = projection.ensure(self.driver, self.database, self.namespace, kind)
         try:
             return self.run(statement, graph=graph.name, **params)
-        except ClientError as exc:  # the projection was dropped by another client: project again, once
-            if "not found" not in str(exc) and "does not exist" not in str(exc):
+        except ClientError as exc:  # the projection was dropped by another client, or a write committed seed
+            # nodes after it was taken ("do not exist in the in-memory graph"): project again, once
+            if "not found" not in str(exc) and "does not exist" not in str(exc) and "do not exist" not in str(exc):
                 raise
             projection.forget(self.driver, self.database, self.namespace)
             graph = projection.ensure(self.driver, self.database, self.namespace, kind)

@@ -20,8 +20,12 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Sequence
 
 import neo4j
-from neo4j_graphrag.retrievers.base import Retriever
-from neo4j_graphrag.types import RawSearchResult, RetrieverResultItem
+
+try:
+    from neo4j_graphrag.retrievers.base import Retriever
+    from neo4j_graphrag.types import RawSearchResult, RetrieverResultItem
+except ImportError as exc:  # the extra is not installed
+    raise ImportError(f"HippoRetriever needs neo4j-graphrag ({exc}): pip install 'hippo-neo4j[neo4j-graphrag]'") from exc
 
 from ..config import ConnectionSettings
 from ..drawing import drawing_cypher

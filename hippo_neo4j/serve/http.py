@@ -225,12 +225,34 @@ def _install_errors(app: FastAPI) -> None:
     async def lost(request: Request, exc: Exception) -> JSONResponse:
         return _error(503, f"the Neo4j server is unreachable ({type(exc).__name__}); try again once it is back")
 
-    @app.exception_handler(Exception)
-    async def fault(request: Request, exc: Exception) -> JSONResponse:
-        # the type and Neo4j's status code are logged; the message may quote data, the response says nothing
-        code = exc.code if isinstance(exc, Neo4jError) else ""
-        log.error("%s %s failed: %s %s", request.method, request.url.path, type(exc).__name__, code)
-        return _error(500, "internal server error (the server log names the cause)")
+
+class Faults:
+    """ASGI middleware: any exception no handler took becomes a 500 with one line, logged by type (and Neo4j's
+    status code) only: the message may quote data or a secret. Answering here, instead of in Starlette's
+    outermost error middleware, which re-raises, keeps the client's keep-alive connection open."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: dict) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            code = exc.code if isinstance(exc, Neo4jError) else ""
+            log.error("%s %s failed: %s %s", scope.get("method"), scope.get("path"), type(exc).__name__, code or "")
+            log.debug("the failure", exc_info=True)
+            if not started:
+                await _error(500, "internal server error (the server log names the cause)")(scope, receive, send)
 
 
 # ---------------------------------------------------------------------------------------------- the app
@@ -274,6 +296,7 @@ def create_app(memories: Memories, settings: ServeSettings | None = None, *, clo
                    413: {"model": ErrorBody}, 422: {"model": ErrorBody}, 500: {"model": ErrorBody}},
     )
     _install_errors(app)
+    app.add_middleware(Faults)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     authorised = [Depends(_auth(settings))]
 
