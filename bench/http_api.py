@@ -9,7 +9,8 @@ entities extracted beforehand and sent the same way to both; library and HTTP ca
 question (after 3 warm-up queries each), so drift in the machine's load hits both alike.
 
 Part 2, concurrency: ``--clients`` HTTP clients query a scratch namespace for ``--seconds`` while a writer,
-also over HTTP, indexes musique_train passages in batches, re-indexes some with new text and deletes others.
+also over HTTP, indexes musique_train passages in batches, and after every batch deletes two passages,
+toggles a sentinel passage and, every second batch, re-indexes two with new text.
 An answer is consistent when
 
 - every passage it returns was written (a text of one of its written versions) and its deletion had not
@@ -216,7 +217,7 @@ def concurrency(base: str, seconds: float, clients: int, preload: int, batch: in
                         ledger.adds_committed += len(chunk)
                     live += [d.passage_id for d in chunk]
                     wrote["passages"] += len(chunk)
-                    if rounds % 3 == 0 and len(live) > 20:  # update: same id, new text
+                    if rounds % 2 == 0 and len(live) > 20:  # update: same id, new text
                         updates = []
                         for pid in rng.sample(live, 2):
                             new = by_id[pid].model_copy(update={"text": f"{by_id[pid].text} (revision {rounds})"})
@@ -225,8 +226,8 @@ def concurrency(base: str, seconds: float, clients: int, preload: int, batch: in
                                 ledger.versions[pid].add(new.text)
                         post(client, "/index", {"passages": [passage_json(d) for d in updates]})
                         wrote["updates"] += len(updates)
-                    if rounds % 5 == 0 and len(live) > 40:  # delete
-                        ids = rng.sample(live, 3)
+                    if len(live) > 40:  # delete
+                        ids = rng.sample(live, 2)
                         for pid in ids:
                             live.remove(pid)
                         with ledger.lock:
@@ -349,7 +350,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--preload", type=int, default=100)
-    parser.add_argument("--batch", type=int, default=10)
+    parser.add_argument("--batch", type=int, default=5, help="passages per write batch")
     parser.add_argument("--skip", choices=["latency", "concurrency"], help="run only the other part")
     parser.add_argument("--json", dest="json_path")
     args = parser.parse_args()
