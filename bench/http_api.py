@@ -265,9 +265,13 @@ def concurrency(base: str, seconds: float, clients: int, preload: int, batch: in
                 sent = time.monotonic()
                 try:
                     if kind == "stats":
-                        low = ledger.bounds_before()
+                        with ledger.lock:
+                            surely_added, maybe_deleted = ledger.adds_committed, ledger.deletes_begun
+                            surely_deleted = ledger.deletes_committed
                         response = client.get("/stats", params={"namespace": ns})
-                        high = ledger.bounds_after()
+                        with ledger.lock:  # deletions may begin, and adds begin, until the answer
+                            maybe_deleted, maybe_added = ledger.deletes_begun, ledger.adds_begun
+                        low, high = surely_added - maybe_deleted, maybe_added - surely_deleted
                         if response.status_code != 200:
                             raise RuntimeError(f"/stats {response.status_code}: {response.text[:200]}")
                         count = response.json()["passages"]
