@@ -182,6 +182,7 @@ def concurrency(base: str, seconds: float, clients: int, preload: int, batch: in
     lock = threading.Lock()
     stop = threading.Event()
     wrote = {"batches": 0, "passages": 0, "updates": 0, "deletes": 0, "sentinel_toggles": 0}
+    sentinel_seen = {"found": 0, "missed": 0}
 
     admin = httpx.Client(base_url=base, timeout=120)
     seed = docs[:preload]
@@ -302,6 +303,8 @@ def concurrency(base: str, seconds: float, clients: int, preload: int, batch: in
                                 violations.append(f"{kind}: {p['id']} returned after its deletion committed")
                     if kind == "sentinel":
                         found = any(p["id"] == "sentinel" and not p["filled"] for p in result["passages"])
+                        with lock:
+                            sentinel_seen["found" if found else "missed"] += 1
                         if found and not sentinel.could_be_there(sent, answered):
                             with lock:
                                 violations.append("sentinel found while it could not be indexed")
@@ -341,7 +344,7 @@ def concurrency(base: str, seconds: float, clients: int, preload: int, batch: in
                          "p95_ms": round(percentile(v, 0.95) * 1000, 1)} for k, v in latencies.items()},
         "errors": len(errors), "error_samples": errors[:10],
         "inconsistent": len(violations), "inconsistent_samples": violations[:10],
-        "hung_threads": hung, "writer": wrote,
+        "hung_threads": hung, "writer": wrote, "sentinel_answers": sentinel_seen,
     }
 
 
