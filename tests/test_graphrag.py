@@ -62,3 +62,17 @@ def test_graphrag_answers_with_a_real_llm(driver, corpus, llama_server: LlamaSer
     answer = rag.search(query_text=f"What is {doc.title}?", return_context=True)
     assert isinstance(answer.answer, str) and answer.answer.strip()
     assert doc.id in [i.metadata["id"] for i in answer.retriever_result.items]
+
+
+def test_langchain_retriever_returns_the_same_passages(connection, driver, corpus):
+    from hippo_neo4j import HippoRAG
+    from hippo_neo4j.integrations.langchain import HippoLangChainRetriever
+
+    ns, docs = corpus
+    memory = HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor())
+    retriever = HippoLangChainRetriever(memory=memory, mode="dense", top_k=3)
+    found = retriever.invoke(docs[4].text[:200])
+    expected = memory.query(docs[4].text[:200], mode="dense", top_k=3)
+    assert [d.metadata["id"] for d in found] == [p.id for p in expected.passages]
+    assert found[0].metadata["id"] == docs[4].id and found[0].page_content.startswith(docs[4].title)
+    assert found[0].metadata["cypher"].startswith("//")
