@@ -13,7 +13,6 @@ import uuid
 from pathlib import Path
 from typing import Iterator
 
-import pytest
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.corpus import load_openie

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from .serving import HIPPO, entities_of, free_port, hippo_env, indexed_namespace, start, stop
+from .serving import HIPPO, free_port, hippo_env, indexed_namespace, start, stop
 
 TOOLS = {"remember", "recall", "forget", "describe"}
 
