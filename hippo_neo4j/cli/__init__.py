@@ -13,6 +13,7 @@ from .memory import (
 )
 from .query import ask_cmd, query_cmd
 from .runtime import neo4j_group
+from .serve import mcp_cmd, serve_cmd
 
 
 @click.group(cls=HippoGroup)
@@ -26,7 +27,7 @@ def cli(ctx: click.Context, **options: Any) -> None:
 
 for command in (
     neo4j_group, index_cmd, import_openie_cmd, query_cmd, ask_cmd, stats_cmd, reembed_cmd, rebuild_facts_cmd, delete_cmd,
-    drop_namespace_cmd, demo_cmd, eval_cmd,
+    drop_namespace_cmd, demo_cmd, eval_cmd, serve_cmd, mcp_cmd,
 ):
     cli.add_command(command)
 

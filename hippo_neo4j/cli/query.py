@@ -10,7 +10,7 @@ import click
 from ..config import HippoConfig
 from ..errors import ConfigError
 from ..retrieve import MODES, default_mode
-from .common import connection_options, emit, extractor_option, json_option, open_memory
+from .common import connection_options, connection_settings, emit, extractor_option, json_option, open_memory
 
 if TYPE_CHECKING:
     from ..models import RetrievalResult
@@ -78,13 +78,23 @@ def retrieval_options(max_k: int, top_k_help: str | None = None) -> Any:
 @connection_options()
 @click.argument("text")
 @retrieval_options(1000)
+@click.option("--cypher", "as_cypher", is_flag=True,
+              help="Print the read-only Cypher statement that draws the result in Neo4j Browser (with --json: "
+              "the result and the statement).")
 @click.pass_context
 def query_cmd(
     ctx: click.Context, text: str, mode: str, no_filter: bool, top_k: int, entities: str | None,
-    extractor_kind: str, as_json: bool,
+    extractor_kind: str, as_json: bool, as_cypher: bool,
 ) -> None:
     """Retrieve the passages that answer TEXT."""
     result = _retrieve(ctx, text, mode, top_k, entities, extractor_kind, no_filter)
+    if as_cypher:
+        from ..drawing import drawing_cypher
+        from ..text import scrub
+
+        statement = drawing_cypher(result, scrub(connection_settings(ctx).namespace or ""))
+        emit(ctx, {**result.model_dump(), "cypher": statement}, statement)
+        return
     emit(ctx, result.model_dump(), _result_text(result))
 
 

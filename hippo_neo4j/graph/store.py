@@ -133,9 +133,10 @@ class GraphStore:
         try:
             return self.run(statement, graph=graph.name, graphVersion=graph.version, **params), graph
         except ClientError as exc:
-            # the projection was dropped meanwhile (a newer one replaced it), or, on a namespace written by an
-            # older version of hippo-neo4j, a seed is newer than the projection: use the current one, once
-            if "not found" not in str(exc) and "does not exist" not in str(exc):
+            # the projection was dropped meanwhile (a newer one replaced it), or a seed is not in it (a node of
+            # a namespace written before nodes recorded `since`: "sourceNodes ... do not exist"): use the
+            # current projection, once
+            if not any(m in str(exc) for m in ("not found", "does not exist", "do not exist")):
                 raise
             projection.forget(self.driver, self.database, self.namespace)
             graph = projection.ensure(self.driver, self.database, self.namespace, kind, fresh=True)

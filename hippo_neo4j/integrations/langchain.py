@@ -1,0 +1,47 @@
+"""HippoRAG retrieval as a LangChain retriever (extra ``langchain``).
+
+    from hippo_neo4j import HippoRAG
+    from hippo_neo4j.integrations.langchain import HippoLangChainRetriever
+
+    retriever = HippoLangChainRetriever(memory=HippoRAG(namespace="docs"), mode="hipporag2", top_k=5)
+    docs = retriever.invoke("Which Stanford professor works on Alzheimer's?")
+
+Each ``Document`` holds the passage (title, then text); its metadata the id, score, the phrases that carried the
+walk's mass to it, the mode and the Cypher statement that draws the result in Neo4j Browser.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+except ImportError as exc:  # the extra is not installed
+    raise ImportError(f"HippoLangChainRetriever needs langchain-core ({exc}): pip install 'hippo-neo4j[langchain]'") from exc
+
+from ..drawing import drawing_cypher
+
+
+class HippoLangChainRetriever(BaseRetriever):
+    """The top ``top_k`` passages of ``memory`` (an open HippoRAG) for a query, by ``mode``."""
+
+    memory: Any
+    mode: str | None = None
+    top_k: int = 5
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        result = self.memory.query(query, mode=self.mode, top_k=self.top_k)
+        drawing = drawing_cypher(result, self.memory.namespace)
+        return [
+            Document(
+                page_content=f"{p.title}\n{p.text}" if p.title else p.text,
+                metadata={"id": p.id, "title": p.title, "score": p.score, "via": [c.phrase for c in p.contributors[:3]],
+                          "filled": p.filled, "mode": result.mode, "cypher": drawing},
+            )
+            for p in result.passages
+        ]
+
+
+__all__ = ["HippoLangChainRetriever"]

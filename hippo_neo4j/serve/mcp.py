@@ -1,0 +1,147 @@
+"""``hippo mcp``: the memory as an MCP server (the official ``mcp`` SDK), over stdio or streamable HTTP.
+
+Tools: ``remember`` (index passages), ``recall`` (query with a mode and top_k: the passages, how each was
+found, and the Cypher statement that draws it in Neo4j Browser), ``forget`` (delete passages by id) and
+``describe`` (the namespace's sizes and the modes). Every tool takes ``namespace``; left out, the server's
+namespace (``--namespace`` / ``HIPPO_NAMESPACE``) is used.
+
+Over HTTP the same rule as ``hippo serve`` holds: 127.0.0.1 by default, and any other address only with
+``HIPPO_API_KEY``, which clients then send as ``Authorization: Bearer <key>``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+from ..errors import HippoError
+from ..models import PassageIn
+from .memories import Memories
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "A HippoRAG long-term memory on Neo4j. Store passages with `remember`, retrieve the passages relevant to a "
+    "question with `recall` (multi-hop questions: the default mode walks the graph of phrases and passages), "
+    "remove passages with `forget`, and see what is stored with `describe`."
+)
+
+
+class Recalled(BaseModel):
+    """One recalled passage and why: the phrases whose PPR mass reached it."""
+
+    id: str
+    title: str | None = None
+    text: str
+    score: float
+    via: list[str] = Field(default_factory=list, description="phrases that carried the most mass to it")
+    filled: bool = False
+
+
+class Recall(BaseModel):
+    namespace: str
+    mode: str
+    passages: list[Recalled]
+    explanation: dict[str, Any] = Field(description="query entities, linked phrases, facts, seeds, top PPR phrases")
+    cypher: str = Field(description="paste into Neo4j Browser to draw seeds, phrases, edges and passages")
+
+
+def _fail(exc: HippoError) -> ToolError:
+    return ToolError(str(exc))
+
+
+def build_server(memories: Memories) -> MCPServer:
+    """The MCP server and its four tools over ``memories``."""
+    from ..retrieve import MODES, default_mode
+
+    server = MCPServer("hippo-neo4j", instructions=INSTRUCTIONS)
+    modes = ", ".join(MODES.names())
+
+    @server.tool(description="Store passages in long-term memory (idempotent per id). Each passage: text, optional "
+                 "id and title. Returns what was indexed.")
+    def remember(passages: list[PassageIn], namespace: str | None = None) -> dict[str, Any]:
+        try:
+            report = memories.index(passages, namespace)
+        except HippoError as exc:
+            raise _fail(exc) from None
+        return {"namespace": memories.namespace(namespace),
+                **report.model_dump(include={"passages", "indexed", "unchanged", "updated", "rejected",
+                                             "skipped_empty", "new_phrases", "new_facts", "synonym_edges"})}
+
+    @server.tool(description=f"Retrieve the passages that answer a query, with why each was found and a Cypher "
+                 f"statement that draws it in Neo4j Browser. mode: one of {modes} (default {default_mode()}).")
+    def recall(query: str, mode: str | None = None, top_k: Annotated[int, Field(ge=1, le=50)] = 5,
+               namespace: str | None = None) -> Recall:
+        try:
+            result, drawing = memories.query(query, namespace=namespace, mode=mode, top_k=top_k)
+        except HippoError as exc:
+            raise _fail(exc) from None
+        explanation = result.model_dump(include={"entities", "linked", "facts", "phrase_seeds", "passage_seeds",
+                                                 "top_phrases", "fell_back", "fallback_reason", "warning"})
+        return Recall(
+            namespace=memories.namespace(namespace), mode=result.mode, cypher=drawing, explanation=explanation,
+            passages=[Recalled(id=p.id, title=p.title, text=p.text, score=p.score, filled=p.filled,
+                               via=[c.phrase for c in p.contributors[:3]]) for p in result.passages],
+        )
+
+    @server.tool(description="Remove passages (by id) from memory, with exactly their contribution to the graph.")
+    def forget(ids: list[str], namespace: str | None = None) -> dict[str, Any]:
+        try:
+            report = memories.delete(ids, namespace)
+        except HippoError as exc:
+            raise _fail(exc) from None
+        return {"namespace": memories.namespace(namespace), **report.model_dump()}
+
+    @server.tool(description="Describe the memory: passages, phrases, facts and edges in the namespace, and the "
+                 "retrieval modes recall accepts.")
+    def describe(namespace: str | None = None) -> dict[str, Any]:
+        try:
+            sizes = memories.stats(namespace)
+        except HippoError as exc:
+            raise _fail(exc) from None
+        return {**sizes, "default_namespace": memories.default_namespace, "default_mode": default_mode(),
+                "modes": {name: MODES[name].description for name in MODES}}
+
+    return server
+
+
+class KeyRequired:
+    """ASGI middleware for the streamable HTTP transport: ``Authorization: Bearer <key>`` or 401."""
+
+    def __init__(self, app: Any, key: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {key}".encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                from starlette.responses import JSONResponse
+
+                response = JSONResponse({"error": "missing or wrong API key (HIPPO_API_KEY)"}, status_code=401)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def run(memories: Memories, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8766,
+        api_key: str | None = None) -> None:
+    """Serve the tools over stdio, or streamable HTTP at ``http://host:port/mcp``."""
+    server = build_server(memories)
+    if transport == "stdio":
+        server.run("stdio")
+        return
+    import uvicorn
+
+    app: Any = server.streamable_http_app(host=host)
+    if api_key:
+        app = KeyRequired(app, api_key)
+    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+
+
+__all__ = ["build_server", "run"]

@@ -1,0 +1,258 @@
+"""``hippo serve``: the HTTP API, started as a real process on the test server, through a real HTTP client.
+
+Status codes and one-line errors, every mode with its explanation and drawing statement, index / delete
+round trips, body limits, faults without stack traces or secrets, and auth on a non-loopback bind.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+
+import httpx
+import pytest
+import uvicorn
+
+from hippo_neo4j import HippoRAG
+from hippo_neo4j.retrieve import MODES
+from hippo_neo4j.serve.http import ServeSettings, create_app, is_loopback
+from hippo_neo4j.serve.memories import Memories
+
+from .conftest import NoExtractor
+from .serving import HIPPO, entities_of, free_port, hippo_env, indexed_namespace, start, stop, wait_healthy
+
+KEY = "test-key-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def corpus(connection, driver):
+    yield from indexed_namespace(connection, driver, "serve-http")
+
+
+@pytest.fixture(scope="module")
+def api(corpus, connection, tmp_path_factory):
+    """``hippo serve`` on 127.0.0.1 with the corpus's namespace as its default, and a small body limit."""
+    ns, _ = corpus
+    port = free_port()
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    env = hippo_env(connection, ns, HIPPO_API_MAX_BODY=str(256 * 1024))
+    process = start(["serve", "--port", str(port), "--extractor", "offline"], env, log)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(base + "/health", process, log)
+        with httpx.Client(base_url=base, timeout=60) as client:
+            yield client
+    finally:
+        stop(process)
+    assert KEY not in log.read_text(errors="replace")
+
+
+def one_line(response: httpx.Response) -> str:
+    body = response.json()
+    assert set(body) == {"error"} and "\n" not in body["error"] and body["error"], body
+    assert "Traceback" not in body["error"]
+    return body["error"]
+
+
+# ---------------------------------------------------------------------------------------------- happy paths
+
+
+def test_health_modes_and_openapi(api):
+    assert api.get("/health").json()["status"] == "ok"
+    assert [m["name"] for m in api.get("/modes").json()] == MODES.names()
+    schema = api.get("/openapi.json").json()
+    assert {"/index", "/query", "/delete", "/stats", "/health"} <= set(schema["paths"])
+    assert "cypher" in schema["components"]["schemas"]["QueryResponse"]["properties"]
+    assert api.get("/docs").status_code == 200
+
+
+@pytest.mark.parametrize("mode", MODES.names())
+def test_every_mode_answers_with_its_explanation_and_drawing(api, corpus, connection, driver, mode):
+    ns, docs = corpus
+    doc = docs[3]
+    response = api.post("/query", json={"query": doc.text[:200], "mode": mode, "top_k": 5, "entities": entities_of(doc)})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    # the same answer as the library gives
+    with HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor()) as memory:
+        expected = memory.query(doc.text[:200], mode=mode, top_k=5, entities=entities_of(doc))
+    assert body["mode"] == expected.mode and body["namespace"] == ns and len(body["passages"]) == 5
+    assert body["cypher"].lstrip().startswith("//") and "$" not in body["cypher"]
+    assert [p["id"] for p in body["passages"]] == [p.id for p in expected.passages]
+    if MODES[mode].retriever.graph and not body["fell_back"]:
+        assert body["top_phrases"] or body["phrase_seeds"] or body["linked"]
+    # the drawing shows the passages it names
+    drawn = driver.execute_query(body["cypher"]).records[0]
+    assert [p["id"] for p in drawn["passages"]] == [p["id"] for p in body["passages"]]
+
+
+def test_query_without_entities_extracts_them(api, corpus):
+    body = api.post("/query", json={"query": "Who founded the Sea Shepherd Conservation Society?", "mode": "hipporag1"}).json()
+    assert body["entities"] and len(body["passages"]) == 10
+
+
+def test_index_query_delete_round_trip(api, corpus):
+    ns, docs = corpus
+    before = api.get("/stats").json()["passages"]
+    passage = {"id": "fresh-1", "title": "Quokka Island", "text": "Zorblat Vennimore was born on Quokka Island.",
+               "extraction": {"named_entities": ["Zorblat Vennimore", "Quokka Island"],
+                              "triples": [["Zorblat Vennimore", "born on", "Quokka Island"]]}}
+    report = api.post("/index", json={"passages": [passage]})
+    assert report.status_code == 200 and report.json()["indexed"] == 1 and report.json()["namespace"] == ns
+    assert api.post("/index", json={"passages": [passage]}).json()["unchanged"] == 1
+    assert api.get("/stats").json()["passages"] == before + 1
+    found = api.post("/query", json={"query": "Where was Zorblat Vennimore born?", "mode": "hipporag1",
+                                     "entities": ["Zorblat Vennimore"], "top_k": 1}).json()
+    assert found["passages"][0]["id"] == "fresh-1"
+    gone = api.post("/delete", json={"ids": ["fresh-1", "never-there"]}).json()
+    assert gone["deleted"] == 1 and gone["missing"] == ["never-there"]
+    assert api.get("/stats").json()["passages"] == before
+    after = api.post("/query", json={"query": "Zorblat Vennimore", "mode": "bm25", "top_k": 3}).json()
+    assert "fresh-1" not in [p["id"] for p in after["passages"]]
+
+
+def test_a_new_namespace_is_made_by_indexing_into_it(api, connection, driver):
+    ns = f"serve-new-{int(time.time() * 1000)}"
+    try:
+        assert api.get("/stats", params={"namespace": ns}).status_code == 404
+        response = api.post("/index", json={"namespace": ns, "passages": [{"text": "Ada Lovelace wrote the first program."}]})
+        assert response.status_code == 200
+        assert api.get("/stats", params={"namespace": ns}).json()["passages"] == 1
+    finally:
+        HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor()).drop_namespace()
+
+
+# ---------------------------------------------------------------------------------------------- bad requests
+
+
+def test_bad_requests_get_a_4xx_with_one_line(api):
+    def post(payload=None, **kwargs):
+        return api.post("/query", **({"json": payload} if payload is not None else kwargs))
+
+    r = post({"query": "x", "mode": "no-such-mode"})
+    assert r.status_code == 400 and "Unknown mode 'no-such-mode'" in one_line(r)
+    r = post({"query": "x", "namespace": "no-such-namespace"})
+    assert r.status_code == 404 and "no-such-namespace" in one_line(r)
+    r = post(content=b"", headers={"content-type": "application/json"})
+    assert r.status_code == 400 and "empty" in one_line(r)
+    r = post(content=b'{"query": "x",', headers={"content-type": "application/json"})
+    assert r.status_code == 400 and "not valid JSON" in one_line(r)
+    r = post(content=b'["x"]', headers={"content-type": "application/json"})
+    assert r.status_code == 400 and "JSON object" in one_line(r)
+    r = post({"query": ""})
+    assert r.status_code == 422 and one_line(r).startswith("query:")
+    r = post({"query": "x", "top_k": 0})
+    assert r.status_code == 422 and one_line(r).startswith("top_k:")
+    r = post({"query": "x", "top_k": 10_000})
+    assert r.status_code == 400 and "at most" in one_line(r)
+    r = api.post("/index", json={"passages": []})
+    assert r.status_code == 422 and one_line(r).startswith("passages:")
+    r = api.post("/delete", json={"ids": []})
+    assert r.status_code == 422
+    r = api.post("/delete", json={"ids": ["x"], "namespace": "no-such-namespace"})
+    assert r.status_code == 404
+    assert api.get("/nowhere").status_code == 404 and api.get("/query").status_code == 405
+    assert api.get("/health").status_code == 200  # and the server is still there
+
+
+def test_oversized_bodies_get_413_declared_or_streamed(api):
+    big = b'{"query": "' + b"a" * (300 * 1024) + b'"}'
+    r = api.post("/query", content=big, headers={"content-type": "application/json"})
+    assert r.status_code == 413 and "larger than" in one_line(r)
+
+    def chunks():  # no Content-Length: the limit is counted as the body streams in
+        for i in range(0, len(big), 16 * 1024):
+            yield big[i : i + 16 * 1024]
+
+    r = api.post("/query", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413 and "larger than" in one_line(r)
+    assert api.post("/query", json={"query": "a" * 1000, "mode": "dense", "top_k": 1}).status_code == 200
+
+
+# ---------------------------------------------------------------------------------------------- faults and auth
+
+
+class Failing(Memories):
+    """A real Memories whose stats fail with a message holding a secret (as a driver error might)."""
+
+    def stats(self, namespace=None):
+        raise RuntimeError("connection to bolt://neo4j:hunter2-secret@db failed\n  at line 3")
+
+
+def _serve_in_thread(app, port):
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return server, thread
+
+
+def test_server_faults_are_500_without_trace_or_secret(connection, corpus):
+    ns, _ = corpus
+    memories = Failing(connection, namespace=ns, extractor=NoExtractor())
+    port = free_port()
+    server, thread = _serve_in_thread(create_app(memories, ServeSettings(), close=True), port)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            for _ in range(3):  # the keep-alive connection survives each fault
+                r = client.get("/stats")
+                assert r.status_code == 500 and r.headers.get("connection") != "close"
+                text = one_line(r)
+                assert "hunter2" not in r.text and "bolt://" not in r.text and "line 3" not in r.text, text
+                assert client.get("/health").status_code == 200
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+def test_loopback_detection():
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.5", "example.org", "192.168.1.1"))
+
+
+def test_non_loopback_bind_refuses_to_start_without_a_key(connection, corpus, tmp_path):
+    ns, _ = corpus
+    port = free_port()
+    for host in ("0.0.0.0", "::"):
+        done = subprocess.run(
+            [*HIPPO, "serve", "--host", host, "--port", str(port)],
+            env=hippo_env(connection, ns), capture_output=True, text=True, timeout=60,
+        )
+        assert done.returncode == 1 and "HIPPO_API_KEY" in done.stderr and "Traceback" not in done.stderr
+    short = subprocess.run(
+        [*HIPPO, "serve", "--host", "0.0.0.0", "--port", str(port)],
+        env=hippo_env(connection, ns, HIPPO_API_KEY="short"), capture_output=True, text=True, timeout=60,
+    )
+    assert short.returncode == 1 and "shorter than" in short.stderr and "short" not in short.stderr.split("shorter")[0][-10:]
+
+
+def test_non_loopback_bind_with_a_key_requires_it_on_every_call(connection, corpus, tmp_path):
+    ns, docs = corpus
+    port = free_port()
+    log = tmp_path / "serve.log"
+    process = start(["serve", "--host", "0.0.0.0", "--port", str(port), "--extractor", "offline"],
+                    hippo_env(connection, ns, HIPPO_API_KEY=KEY), log)
+    base = f"http://127.0.0.1:{port}"
+    query = {"query": docs[0].text[:100], "mode": "dense", "top_k": 2}
+    try:
+        wait_healthy(base + "/health", process, log)  # health needs no key
+        with httpx.Client(base_url=base, timeout=60) as client:
+            for path, method, body in (("/query", "post", query), ("/index", "post", {"passages": [{"text": "x"}]}),
+                                       ("/delete", "post", {"ids": ["m0"]}), ("/stats", "get", None),
+                                       ("/modes", "get", None)):
+                kwargs = {"json": body} if body is not None else {}
+                r = getattr(client, method)(path, **kwargs)
+                assert r.status_code == 401 and "API key" in one_line(r), path
+                r = getattr(client, method)(path, headers={"Authorization": "Bearer wrong-key-wrong-key-00"}, **kwargs)
+                assert r.status_code == 401, path
+                r = getattr(client, method)(path, headers={"X-API-Key": KEY[:-1]}, **kwargs)
+                assert r.status_code == 401, path
+            assert client.post("/query", json=query, headers={"Authorization": f"Bearer {KEY}"}).status_code == 200
+            assert client.post("/query", json=query, headers={"X-API-Key": KEY}).status_code == 200
+            assert client.get("/stats", headers={"X-API-Key": KEY}).json()["passages"] == len(docs)
+    finally:
+        stop(process)
+    assert KEY not in log.read_text(errors="replace")

@@ -1,0 +1,141 @@
+"""``hippo mcp``: the MCP server through the SDK's own client, over stdio (the client starts ``hippo mcp``)
+and over streamable HTTP; every tool is called and its answer checked against the graph."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import anyio
+import httpx
+import pytest
+from mcp import Client, StdioServerParameters
+
+from .serving import HIPPO, free_port, hippo_env, indexed_namespace, start, stop
+
+TOOLS = {"remember", "recall", "forget", "describe"}
+
+
+@pytest.fixture(scope="module")
+def corpus(connection, driver):
+    yield from indexed_namespace(connection, driver, "serve-mcp")
+
+
+def structured(result) -> dict:
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        data = result.structured_content
+        return data.get("result", data) if set(data) == {"result"} else data
+    return json.loads(result.content[0].text)
+
+
+async def _exercise(client: Client, ns: str, docs) -> None:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS
+    assert "namespace" in tools["recall"].input_schema["properties"]
+    assert {"query", "mode", "top_k"} <= set(tools["recall"].input_schema["properties"])
+
+    described = structured(await client.call_tool("describe", {}))
+    assert described["namespace"] == ns and described["passages"] == len(docs)
+    assert "hipporag2" in described["modes"]
+
+    doc = docs[7]
+    for mode in ("hipporag1", "hipporag2", "dense"):
+        recalled = structured(await client.call_tool("recall", {"query": doc.text[:200], "mode": mode, "top_k": 3}))
+        assert len(recalled["passages"]) == 3 and recalled["namespace"] == ns
+        assert recalled["cypher"].startswith("//") and "explanation" in recalled
+        if mode == "dense":
+            assert recalled["passages"][0]["id"] == doc.id  # its own text finds it
+    hr1 = structured(await client.call_tool("recall", {"query": doc.text[:200], "mode": "hipporag1"}))
+    assert hr1["explanation"]["entities"] and hr1["explanation"]["linked"]
+    assert any(p["via"] for p in hr1["passages"])
+
+    stored = structured(await client.call_tool("remember", {"passages": [
+        {"id": "mcp-1", "title": "Vexillology Club", "text": "Quillon Dravemark founded the Vexillology Club of Ostrava."}]}))
+    assert stored["indexed"] == 1
+    found = structured(await client.call_tool("recall", {"query": "Quillon Dravemark Vexillology", "mode": "bm25", "top_k": 1}))
+    assert found["passages"][0]["id"] == "mcp-1"
+    assert structured(await client.call_tool("describe", {}))["passages"] == len(docs) + 1
+    forgotten = structured(await client.call_tool("forget", {"ids": ["mcp-1", "nope"]}))
+    assert forgotten["deleted"] == 1 and forgotten["missing"] == ["nope"]
+    assert structured(await client.call_tool("describe", {"namespace": ns}))["passages"] == len(docs)
+
+    bad = await client.call_tool("recall", {"query": "x", "mode": "no-such-mode"})
+    assert bad.is_error and "Unknown mode" in bad.content[0].text
+    missing = await client.call_tool("describe", {"namespace": "no-such-namespace"})
+    assert missing.is_error and "no passages" in missing.content[0].text
+    assert (await client.call_tool("recall", {"query": "x", "top_k": 0})).is_error
+
+
+def test_stdio_list_and_call_every_tool(connection, corpus, tmp_path):
+    ns, docs = corpus
+    params = StdioServerParameters(command=HIPPO[0], args=[*HIPPO[1:], "mcp", "--extractor", "offline"],
+                                   env=hippo_env(connection, ns))
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=120) as client:
+            await _exercise(client, ns, docs)
+
+    anyio.run(main)
+
+
+def test_streamable_http(connection, corpus, tmp_path):
+    ns, docs = corpus
+    port = free_port()
+    log = tmp_path / "mcp.log"
+    process = start(["mcp", "--transport", "http", "--port", str(port), "--extractor", "offline"],
+                    hippo_env(connection, ns), log)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        import time
+
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                httpx.get(url, timeout=2)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")
+                time.sleep(0.3)
+
+        async def main() -> None:
+            async with Client(url, read_timeout_seconds=120) as client:
+                await _exercise(client, ns, docs)
+
+        anyio.run(main)
+    finally:
+        stop(process)
+
+
+def test_http_transport_off_loopback_needs_a_key(connection, corpus, tmp_path):
+    ns, _ = corpus
+    port = free_port()
+    refused = subprocess.run([*HIPPO, "mcp", "--transport", "http", "--host", "0.0.0.0", "--port", str(port)],
+                             env=hippo_env(connection, ns), capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1 and "HIPPO_API_KEY" in refused.stderr
+    key = "mcp-key-0123456789abcdef"
+    log = tmp_path / "mcp.log"
+    process = start(["mcp", "--transport", "http", "--host", "0.0.0.0", "--port", str(port), "--extractor", "offline"],
+                    hippo_env(connection, ns, HIPPO_API_KEY=key), log)
+    try:
+        import time
+
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                r = httpx.post(f"http://127.0.0.1:{port}/mcp", json={}, timeout=2)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")
+                time.sleep(0.3)
+        assert r.status_code == 401
+        wrong = httpx.post(f"http://127.0.0.1:{port}/mcp", json={}, headers={"Authorization": "Bearer x" * 3})
+        assert wrong.status_code == 401
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        ok = httpx.post(f"http://127.0.0.1:{port}/mcp", json=init, timeout=30,
+                        headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"})
+        assert ok.status_code == 200, ok.text
+    finally:
+        stop(process)
+    assert key not in log.read_text(errors="replace")
