@@ -7,40 +7,45 @@
 // with the most mass (of the $window nodes with the most), with that mass; `topSeeds`: the largest passage seeds.
 // $graphVersion: see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds, $embedding,
 // $entityShare, $damping, $maxIterations, $tolerance, $concurrency, $topK, $topPhrases, $topSeeds, $window.
+// the walk runs in a subquery that returns only (nodeId, score) rows: the sort below then buffers small
+// rows, not rows that also carry the seed lists (the server's transaction memory counts those per row)
 CALL () {
-  UNWIND $seeds AS seed
-  MATCH (ph:Phrase {ns: $ns, text: seed.text})
-  WHERE coalesce(ph.since, 0) <= $graphVersion
-  RETURN collect([ph, seed.weight]) AS phraseSources
+  CALL () {
+    UNWIND $seeds AS seed
+    MATCH (ph:Phrase {ns: $ns, text: seed.text})
+    WHERE coalesce(ph.since, 0) <= $graphVersion
+    RETURN collect([ph, seed.weight]) AS phraseSources
+  }
+  CALL () {
+    MATCH (p:Passage {ns: $ns})
+    WHERE p.embedding IS NOT NULL AND coalesce(p.since, 0) <= $graphVersion
+    WITH p, vector.similarity.cosine(p.embedding, $embedding) AS s
+    WITH collect([p, s]) AS scored, avg(s) AS mean, stDevP(s) AS sd
+    WITH [x IN scored WHERE sd > 0 AND x[1] > mean | [x[0], (x[1] - mean) / sd]] AS above
+    RETURN above, reduce(t = 0.0, x IN above | t + x[1]) AS zTotal
+  }
+  WITH phraseSources, above, zTotal,
+       CASE WHEN size(phraseSources) > 0 THEN 1.0 - $entityShare ELSE 1.0 END AS passageShare
+  WITH phraseSources, [x IN above | [x[0], passageShare * x[1] / zTotal]] AS passageSources
+  // the largest passage seeds, taken before the walk: the rows after it do not carry the seed list
+  CALL (passageSources) {
+    UNWIND passageSources AS x
+    WITH x ORDER BY x[1] DESC LIMIT $topSeeds
+    RETURN collect({id: x[0].id, weight: x[1]}) AS topSeeds
+  }
+  CALL gds.pageRank.stream($graph, {
+    sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
+    relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
+    concurrency: $concurrency
+  })
+  YIELD nodeId, score
+  WITH topSeeds, nodeId, score WHERE score > 0
+  RETURN topSeeds, nodeId, score
 }
-CALL () {
-  MATCH (p:Passage {ns: $ns})
-  WHERE p.embedding IS NOT NULL AND coalesce(p.since, 0) <= $graphVersion
-  WITH p, vector.similarity.cosine(p.embedding, $embedding) AS s
-  WITH collect([p, s]) AS scored, avg(s) AS mean, stDevP(s) AS sd
-  WITH [x IN scored WHERE sd > 0 AND x[1] > mean | [x[0], (x[1] - mean) / sd]] AS above
-  RETURN above, reduce(t = 0.0, x IN above | t + x[1]) AS zTotal
-}
-WITH phraseSources, above, zTotal,
-     CASE WHEN size(phraseSources) > 0 THEN 1.0 - $entityShare ELSE 1.0 END AS passageShare
-WITH phraseSources, [x IN above | [x[0], passageShare * x[1] / zTotal]] AS passageSources
-// the largest passage seeds, taken before the walk: the rows after it do not carry the seed list
-CALL (passageSources) {
-  UNWIND passageSources AS x
-  WITH x ORDER BY x[1] DESC LIMIT $topSeeds
-  RETURN collect({id: x[0].id, weight: x[1]}) AS topSeeds
-}
-CALL gds.pageRank.stream($graph, {
-  sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
-  relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
-  concurrency: $concurrency
-})
-YIELD nodeId, score
 // only the $window nodes with the most mass are looked up: the top passages are among them when they hold
-// $topK passages or are all the nodes with mass (`complete`; else the client runs the statement again with
-// $window = the projection's node count), and the explanation's phrases are the window's
-WITH topSeeds, nodeId, score WHERE score > 0
-ORDER BY score DESC LIMIT $window
+// $topK passages or are all the nodes with mass (`complete`; else the client runs the statement again with a
+// larger window), and the explanation's phrases are the window's
+WITH topSeeds, nodeId, score ORDER BY score DESC LIMIT $window
 // a node deleted after the snapshot was projected can be gone or its id reused: keep this namespace's nodes
 WITH topSeeds, gds.util.asNode(nodeId) AS n, score
 WITH topSeeds, n, score, n.ns = $ns AND coalesce(n.since, 0) <= $graphVersion AS ours

@@ -110,7 +110,7 @@ def test_every_mode_returns_top_k_passages_filling_from_dense(memory_factory):
 
 def test_looking_up_only_the_nodes_with_the_most_mass_changes_no_ranking(memory_factory, musique, monkeypatch):
     """After the walk only the entity_ppr.WINDOW nodes with the most mass are read; a window that holds fewer than
-    top_k passages runs the statement again over every node. Any window gives the same passages and scores."""
+    top_k passages runs the statement again with a larger one. Any window gives the same passages and scores."""
     from hippo_neo4j.retrieve import entity_ppr
 
     small = _subset(musique, 10)
@@ -130,5 +130,5 @@ def test_looking_up_only_the_nodes_with_the_most_mass_changes_no_ranking(memory_
     everything = ranked(10**6)
     assert ranked(entity_ppr.WINDOW) == everything
     calls.clear()
-    assert ranked(3) == everything  # fewer than top_k passages in the window: the second pass over all nodes
-    assert 3 in calls and any(w and w > 3 for w in calls)
+    assert ranked(3) == everything  # fewer than top_k passages in the window: widened until it holds them
+    assert 3 in calls and 24 in calls

@@ -128,8 +128,6 @@ class GraphStore:
         graph = projection.ensure(self.driver, self.database, self.namespace, kind, fresh=fresh)
         if graph.version < needs:  # a seed is newer than this projection
             graph = projection.ensure(self.driver, self.database, self.namespace, kind, fresh=True)
-        if "window" in params and params["window"] is None:  # a statement's LIMIT $window: every node
-            params["window"] = max(graph.nodes, 1)
         try:
             return self.run(statement, graph=graph.name, graphVersion=graph.version, **params), graph
         except ClientError as exc:
@@ -140,8 +138,6 @@ class GraphStore:
                 raise
             projection.forget(self.driver, self.database, self.namespace)
             graph = projection.ensure(self.driver, self.database, self.namespace, kind, fresh=True)
-            if "window" in params:
-                params["window"] = max(params["window"], graph.nodes)
             return self.run(statement, graph=graph.name, graphVersion=graph.version, **params), graph
 
     def has_passages(self) -> bool:

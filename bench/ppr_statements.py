@@ -1,0 +1,87 @@
+"""Where a graph query's statement spends its time, on one indexed namespace: GDS PageRank alone (one iteration
+and to convergence) over the phrase projection, entity-ppr's statement with its lookup window against the
+same statement with a window 8 times wider (rankings compared), and the passage-cosine scan that seeds
+entity-ppr.
+
+    python bench/ppr_statements.py --namespace eval-musique_train-bge-small-en-v1.5 --queries 15
+
+Statements alternate per question, so a loaded machine slows each alike. Prints medians (ms) as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from hippo_neo4j import HippoRAG
+from hippo_neo4j.db import cypher
+from hippo_neo4j.evaluation import load_dataset
+from hippo_neo4j.extract.offline import OfflineExtractor
+from hippo_neo4j.graph import projection
+from hippo_neo4j.retrieve import entity_ppr
+from hippo_neo4j.retrieve.entity_ppr import entity_ppr_parameters, entity_seeds
+from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
+
+WIDE = 4000  # a window 8 times wider
+PPR = """UNWIND $seeds AS seed MATCH (ph:Phrase {ns: $ns, text: seed.text})
+WITH collect([ph, seed.weight]) AS sources
+CALL gds.pageRank.stream($graph, {sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
+  maxIterations: $iterations, tolerance: $tolerance, concurrency: $concurrency})
+YIELD nodeId, score RETURN count(*) AS nodes"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--namespace", required=True)
+    parser.add_argument("--dataset", default=str(Path(__file__).resolve().parents[2] / "shared/datasets/musique_train"))
+    parser.add_argument("--queries", type=int, default=15)
+    args = parser.parse_args()
+    extractor = OfflineExtractor()
+    questions = [(q.question, extractor.query_entities(q.question))
+                 for q in load_dataset(args.dataset).questions[: args.queries]]
+    entity_statement = cypher("entity_ppr_passages")
+    scan = entity_statement[: entity_statement.index("WITH phraseSources, above")] + \
+        "RETURN size(phraseSources) AS phrases, size(above) AS passages\n}\nRETURN phrases, passages"
+    with HippoRAG(namespace=args.namespace, extractor=extractor) as memory:
+        ns, db, driver = memory.namespace, memory.database, memory.driver
+        phrase = projection.ensure(driver, db, ns, "phrase")
+        mentions = projection.ensure(driver, db, ns, "mentions")
+        runs: dict[str, list[tuple[str, dict]]] = {k: [] for k in (
+            "pagerank, 1 iteration", "pagerank, to tolerance", "entity-ppr passage scan",
+            f"entity-ppr, window {entity_ppr.WINDOW}", f"entity-ppr, window {WIDE}")}
+        for text, entities in questions:
+            linked = memory.link_entities(entities)
+            seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
+            if seeds:
+                p = ppr_parameters(memory.config, seeds, 10) | {"graph": phrase.name, "ns": ns}
+                runs["pagerank, 1 iteration"].append((PPR, p | {"iterations": 1}))
+                runs["pagerank, to tolerance"].append((PPR, p | {"iterations": memory.config.ppr_max_iterations}))
+            vector = memory.encoder.encode_queries([text])[0]
+            e = entity_ppr_parameters(memory.config, entity_seeds(linked, memory.config.entity_share), 10, vector) | {
+                "graph": mentions.name, "graphVersion": mentions.version, "ns": ns}
+            runs["entity-ppr passage scan"].append((scan, e))
+            runs[f"entity-ppr, window {entity_ppr.WINDOW}"].append((entity_statement, e))
+            runs[f"entity-ppr, window {WIDE}"].append((entity_statement, e | {"window": WIDE}))
+        times: dict[str, list[float]] = {k: [] for k in runs}
+        ranked: dict[str, list] = {k: [] for k in runs}
+        for i in range(max(len(v) for v in runs.values())):
+            for name, items in runs.items():
+                if i < len(items):
+                    statement, params = items[i]
+                    began = time.perf_counter()
+                    records = driver.execute_query(statement, params, database_=db).records
+                    times[name].append((time.perf_counter() - began) * 1000)
+                    if "ranked" in records[0].keys():
+                        ranked[name].append([(r["id"], r["score"]) for r in records[0]["ranked"]])
+        out = {name: round(statistics.median(v), 1) for name, v in times.items() if v}
+        window, every = ranked[f"entity-ppr, window {entity_ppr.WINDOW}"], ranked[f"entity-ppr, window {WIDE}"]
+        out[f"entity-ppr rankings equal (window {entity_ppr.WINDOW} vs {WIDE})"] = f"{sum(a == b for a, b in zip(window, every))}/{len(every)}"
+        out["projections (nodes)"] = {"phrase": phrase.nodes, "mentions": mentions.nodes}
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
