@@ -598,12 +598,23 @@ def main(argv: Sequence[str] | None = None, sizes: Sequence[int] | None = None) 
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-native", action="store_true", help="skip the native-projection comparison")
     parser.add_argument("--keep", action="store_true", help="keep the bench-scale-* namespaces afterwards")
+    parser.add_argument("--append", action="store_true",
+                        help="add these sizes to the sizes already in --scale-json (a later run, e.g. the largest alone)")
     args, _ = parser.parse_known_args(argv)
     chosen = list(sizes) if sizes is not None else parse_sizes(args.scale)
     out = Path(args.scale_json)
     out.parent.mkdir(parents=True, exist_ok=True)
 
+    earlier: dict[str, Any] = {}
+    if args.append and out.exists():
+        earlier = json.loads(out.read_text(encoding="utf-8"))
+
     def save(result: dict[str, Any]) -> None:  # after every size: a later size that fails keeps the earlier ones
+        if earlier:
+            runs = {**earlier.get("sizes", {}), **result["sizes"]}
+            result["sizes"] = {k: runs[k] for k in sorted(runs, key=int)}
+            result["meta"]["earlier_runs"] = [earlier["meta"], *earlier["meta"].get("earlier_runs", [])]
+            result["meta"]["earlier_runs"][0].pop("earlier_runs", None)
         out.write_text(json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
 
     say = lambda m: print(m, flush=True)  # noqa: E731
