@@ -60,7 +60,7 @@ from hippo_neo4j.config import ConnectionSettings, ServerSettings  # noqa: E402
 from hippo_neo4j.db import connect  # noqa: E402
 from hippo_neo4j.encode.base import Encoder  # noqa: E402
 from hippo_neo4j.graph import projection  # noqa: E402
-from hippo_neo4j.models import Extraction, PassageIn  # noqa: E402
+from hippo_neo4j.models import Extraction, IndexReport, PassageIn  # noqa: E402
 from hippo_neo4j.text import normalize_phrase  # noqa: E402
 
 DEFAULT_SIZES: tuple[int, ...] = (2000, 10000, 50000)
@@ -391,7 +391,7 @@ def write_then_query(memory: HippoRAG, spare: Sequence[PassageIn], queries: Sequ
 
 
 def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: int, *, queries: int, builds: int,
-             rounds: int, native: bool, keep: bool, say: Say) -> dict[str, Any]:
+             rounds: int, native: bool, keep: bool, say: Say, index_budget_s: float | None = None) -> dict[str, Any]:
     encoder = TokenBagEncoder()
     memory = HippoRAG(connection, namespace=f"{NAMESPACE_PREFIX}{size}", driver=driver, encoder=encoder)
     if memory.stats()["passages"] or memory.stats()["phrases"]:
@@ -403,8 +403,22 @@ def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: 
     try:
         vector_before = vector_index_mb(connection)
         say(f"[{size}] indexing {size:,} passages into {memory.namespace!r}")
-        report, seconds = timed_index(memory, todo)
+        report, seconds, curve = IndexReport(), 0.0, []
+        step = max(256, size // 20)
+        for start in range(0, size, step):  # in steps, to see the rate as the graph grows (and stop in time)
+            part, took = timed_index(memory, todo[start : start + step])
+            report.merge(part)
+            seconds += took
+            curve.append({"passages": start + part.indexed, "s": seconds, "step_passages_per_s": part.indexed / took})
+            if index_budget_s is not None and seconds > index_budget_s and start + step < size:
+                say(f"[{size}] index budget of {index_budget_s:.0f} s spent at {start + part.indexed:,} passages: "
+                    f"measuring there (projected time for all {size:,}: {seconds * size / (start + part.indexed):.0f} s)")
+                result["partial"] = {"indexed": start + part.indexed, "index_s": seconds,
+                                     "projected_index_s": seconds * size / (start + part.indexed)}
+                todo = todo[: start + part.indexed]
+                break
         result["index"] = _throughput(report, seconds)
+        result["index_curve"] = curve
         result["graph"] = memory.stats()
         g = result["graph"]
         t = result["index"]
@@ -452,6 +466,7 @@ def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: 
 
 def run(connection: ConnectionSettings, sizes: Sequence[int] = DEFAULT_SIZES, *, seed: int = 0, queries: int = 50,
         builds: int = 3, rounds: int = 5, native: bool = True, keep: bool = False, say: Say = lambda m: None,
+        index_budget_s: float | None = None,
         on_size: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """The scale curve over ``sizes`` (each in namespace ``bench-scale-<size>``, dropped after unless ``keep``)."""
     result: dict[str, Any] = {
@@ -470,7 +485,8 @@ def run(connection: ConnectionSettings, sizes: Sequence[int] = DEFAULT_SIZES, *,
         for size in sizes:
             began = time.perf_counter()
             result["sizes"][str(size)] = run_size(connection, driver, corpus, size, queries=queries, builds=builds,
-                                                  rounds=rounds, native=native, keep=keep, say=say)
+                                                  rounds=rounds, native=native, keep=keep, say=say,
+                                                  index_budget_s=index_budget_s)
             result["sizes"][str(size)]["wall_s"] = time.perf_counter() - began
             result["sizes"][str(size)]["load_average"] = os.getloadavg()
             if on_size:
@@ -497,6 +513,7 @@ def scale_table(result: dict[str, Any]) -> str:
     runs = {int(k): v for k, v in result.get("sizes", {}).items()}
     sizes = sorted(runs)
     rows: list[tuple[str, Callable[[dict[str, Any]], Any], int]] = [
+        ("passages indexed", lambda r: r["graph"]["passages"], 0),
         ("phrases", lambda r: r["graph"]["phrases"], 0),
         ("facts", lambda r: r["graph"]["facts"], 0),
         ("MENTIONED_IN edges", lambda r: r["graph"]["mention_edges"], 0),
@@ -562,9 +579,9 @@ def scale_table(result: dict[str, Any]) -> str:
         growth = "-"
         if label in growth_of:
             vals: dict[int, float | None] = {}
-            for s in sizes:
+            for s in sizes:  # against the passages indexed (less than the size when the index budget ran out)
                 try:
-                    vals[s] = growth_of[label](runs[s])
+                    vals[runs[s]["graph"]["passages"]] = growth_of[label](runs[s])
                 except (KeyError, TypeError):
                     vals[s] = None
             growth = _growth(vals)
@@ -598,6 +615,9 @@ def main(argv: Sequence[str] | None = None, sizes: Sequence[int] | None = None) 
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-native", action="store_true", help="skip the native-projection comparison")
     parser.add_argument("--keep", action="store_true", help="keep the bench-scale-* namespaces afterwards")
+    parser.add_argument("--index-budget", type=float, default=None, metavar="SECONDS",
+                        help="stop indexing a size after this many seconds and measure at the size reached "
+                             "(recorded as partial, with the projected time for the whole size)")
     parser.add_argument("--append", action="store_true",
                         help="add these sizes to the sizes already in --scale-json (a later run, e.g. the largest alone)")
     args, _ = parser.parse_known_args(argv)
@@ -619,7 +639,8 @@ def main(argv: Sequence[str] | None = None, sizes: Sequence[int] | None = None) 
 
     say = lambda m: print(m, flush=True)  # noqa: E731
     result = run(ConnectionSettings.from_env(), chosen, seed=args.seed, queries=args.queries, builds=args.builds,
-                 rounds=args.rounds, native=not args.no_native, keep=args.keep, say=say, on_size=save)
+                 rounds=args.rounds, native=not args.no_native, keep=args.keep, say=say, on_size=save,
+                 index_budget_s=args.index_budget)
     save(result)
     print("\n" + scale_table(result) + f"\n\nwrote {out}")
     return result
