@@ -620,7 +620,12 @@ def main(argv: Sequence[str] | None = None, sizes: Sequence[int] | None = None) 
                              "(recorded as partial, with the projected time for the whole size)")
     parser.add_argument("--append", action="store_true",
                         help="add these sizes to the sizes already in --scale-json (a later run, e.g. the largest alone)")
+    parser.add_argument("--table", action="store_true", help="only print the table of --scale-json (no run)")
     args, _ = parser.parse_known_args(argv)
+    if args.table:
+        result = json.loads(Path(args.scale_json).read_text(encoding="utf-8"))
+        print(scale_table(result))
+        return result
     chosen = list(sizes) if sizes is not None else parse_sizes(args.scale)
     out = Path(args.scale_json)
     out.parent.mkdir(parents=True, exist_ok=True)
