@@ -460,8 +460,22 @@ def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: 
         result["server_rss_mb_end"] = server_rss_mb(connection)
     finally:
         if not keep:
-            memory.drop_namespace()
+            drop(memory, result, say)
     return result
+
+
+def drop(memory: HippoRAG, result: dict[str, Any], say: Say, attempts: int = 3) -> None:
+    """Drop the bench namespace; a transient failure (e.g. the server's transaction memory pool, shared with
+    other clients) is retried, and a lasting one is recorded and reported instead of losing the figures."""
+    for attempt in range(1, attempts + 1):
+        try:
+            memory.drop_namespace()
+            return
+        except Exception as exc:  # noqa: BLE001 - reported, and the namespace named for a manual drop
+            result.setdefault("drop_errors", []).append(str(exc)[:300])
+            say(f"dropping {memory.namespace!r} failed (attempt {attempt} of {attempts}): {str(exc)[:200]}")
+            time.sleep(5 * attempt)
+    say(f"namespace {memory.namespace!r} is left behind: drop it with HippoRAG(namespace=...).drop_namespace()")
 
 
 def run(connection: ConnectionSettings, sizes: Sequence[int] = DEFAULT_SIZES, *, seed: int = 0, queries: int = 50,
