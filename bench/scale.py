@@ -587,7 +587,11 @@ def scale_table(result: dict[str, Any]) -> str:
             return f"{value:,}"
         return _fmt(value, digits) if not isinstance(value, str) else value
 
-    header = "| passages | " + " | ".join(f"{s:,}" for s in sizes) + " | growth exponent |"
+    def title(s: int) -> str:
+        partial = runs[s].get("partial")
+        return f"{s:,} ({partial['indexed']:,} indexed)" if partial else f"{s:,}"
+
+    header = "| passages | " + " | ".join(title(s) for s in sizes) + " | growth exponent |"
     lines = [header, "|---|" + "---:|" * len(sizes) + "---:|"]
     for label, fn, digits in rows:
         growth = "-"
