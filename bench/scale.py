@@ -24,7 +24,7 @@ with the passages: no extractor runs.
 Vectors are not a language model's (:class:`TokenBagEncoder`): a text's vector is the normalised sum of one
 random unit vector per token (seeded by a hash of the token), so the same text always has the same vector,
 texts sharing words are close, and a name's variants land near it ("ada vorn" / "ada vorn jr": cosine
-2/sqrt(6) = 0.816, above τ = 0.8; the reversed name: 1.0; the surname alone: 0.707, below). That keeps the
+2/sqrt(6) = 0.816, above τ = 0.75, the encoder's, which leaves room for the noise of random vectors; the reversed name: 1.0; the surname alone: 0.707, below). That keeps the
 SYNONYM edge count realistic and gives dense retrieval and fact linking something to find; the figures measure
 speed only, not retrieval quality.
 
