@@ -41,9 +41,11 @@ demo: install
 test: install-test
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# BENCH_ARGS passes options to the suite, e.g. make bench BENCH_ARGS="--scale 2000,10000,50000" (the scale curve)
+BENCH_ARGS ?=
 bench: install-test
 	$(HIPPO) neo4j start
-	$(PY) bench/suite.py --json bench/out/bench.json
+	$(PY) bench/suite.py --json bench/out/bench.json $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

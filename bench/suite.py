@@ -497,7 +497,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=100, help="queries per dataset and mode")
     parser.add_argument("--only", choices=["all", "musique", "2wiki"], default="all")
     parser.add_argument("--keep", action="store_true", help="keep the bench-* namespaces afterwards")
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--scale", metavar="SIZES", default=None,
+        help="run the scale curve instead (bench/scale.py) on synthetic corpora of these passage counts, e.g. "
+             "2000,10000,50000; it writes bench/out/scale.json (--scale-json), and takes --queries, --keep and its "
+             "own --builds, --rounds, --seed, --no-native",
+    )
+    args, rest = parser.parse_known_args(argv)
+    if args.scale:
+        import scale  # bench/scale.py, beside this file
+
+        scale.main(argv)
+        return
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     root = Path(args.datasets) if args.datasets else default_datasets_dir()
     say = lambda m: print(m, flush=True)  # noqa: E731
     result = run(ConnectionSettings.from_env(), root, queries=args.queries, only=args.only, keep=args.keep, say=say)
