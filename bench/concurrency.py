@@ -75,6 +75,27 @@ class Ledger:
         with self.lock:
             return self.adds_begun - self.deletes_committed
 
+    def add(self, docs: list, write: Any) -> None:
+        """Record ``docs`` as begun, ``write()`` them, record them as committed."""
+        with self.lock:
+            for d in docs:
+                self.versions.setdefault(d.passage_id, set()).add(d.text)
+            self.adds_begun += len(docs)
+        write()
+        with self.lock:
+            self.adds_committed += len(docs)
+
+    def delete(self, ids: list[str], write: Any) -> None:
+        """Record the deletion of ``ids`` as begun, ``write()`` it, record when it committed."""
+        with self.lock:
+            self.deletes_begun += len(ids)
+        write()
+        now = time.monotonic()
+        with self.lock:
+            self.deletes_committed += len(ids)
+            for pid in ids:
+                self.deleted_at[pid] = now
+
 
 @dataclass
 class Stats:
@@ -97,13 +118,7 @@ def writer(memory: HippoRAG, docs: list, ledger: Ledger, stop: threading.Event, 
             rounds += 1
             chunk = docs[i : i + batch]
             i += batch
-            with ledger.lock:
-                for d in chunk:
-                    ledger.versions.setdefault(d.passage_id, set()).add(d.text)
-                ledger.adds_begun += len(chunk)
-            memory.index(chunk)
-            with ledger.lock:
-                ledger.adds_committed += len(chunk)
+            ledger.add(chunk, lambda: memory.index(chunk))
             live += [d.passage_id for d in chunk]
             out["passages"] += len(chunk)
             if rounds % 3 == 0 and len(live) > 20:  # update: same id, new text, same extraction
@@ -121,14 +136,7 @@ def writer(memory: HippoRAG, docs: list, ledger: Ledger, stop: threading.Event, 
                 ids = rng.sample(live, 3)
                 for pid in ids:
                     live.remove(pid)
-                with ledger.lock:
-                    ledger.deletes_begun += len(ids)
-                memory.delete(ids)
-                now = time.monotonic()
-                with ledger.lock:
-                    ledger.deletes_committed += len(ids)
-                    for pid in ids:
-                        ledger.deleted_at[pid] = now
+                ledger.delete(ids, lambda: memory.delete(ids))
                 out["deletes"] += len(ids)
             out["batches"] += 1
     except Exception as exc:  # noqa: BLE001
@@ -182,6 +190,22 @@ def client(memory: HippoRAG, docs: list, ledger: Ledger, stop: threading.Event, 
                 stats.errors.append(f"{mode}: {type(exc).__name__}: {exc}"[:500])
 
 
+def run_for(threads: list[threading.Thread], seconds: float, stop: threading.Event) -> tuple[float, list[str]]:
+    """Start ``threads``, let them run ``seconds``, set ``stop`` and join them: the wall time and the names of
+    the threads still alive two minutes later."""
+    began = time.monotonic()
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    hung = []
+    for t in threads:
+        t.join(120)
+        if t.is_alive():
+            hung.append(t.name)
+    return time.monotonic() - began, hung
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -229,17 +253,7 @@ def run(
         threading.Thread(target=client, args=(memory(), docs[: preload + 200], ledger, stop, stats, k), name=f"client-{k}")
         for k in range(clients)
     ]
-    began = time.monotonic()
-    for t in threads:
-        t.start()
-    time.sleep(seconds)
-    stop.set()
-    hung = []
-    for t in threads:
-        t.join(120)
-        if t.is_alive():
-            hung.append(t.name)
-    wall = time.monotonic() - began
+    wall, hung = run_for(threads, seconds, stop)
     projection.wait_for_refreshes(driver)
     left = sorted(projection._existing(driver, connection.database, ns))
 

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from concurrency import OPENIE, Ledger, percentile  # noqa: E402
+from concurrency import OPENIE, Ledger, percentile, run_for  # noqa: E402
 
 from hippo_neo4j import HippoRAG  # noqa: E402
 from hippo_neo4j.corpus import load_openie  # noqa: E402
@@ -209,13 +209,7 @@ def concurrency(base: str, seconds: float, clients: int, preload: int, batch: in
                     rounds += 1
                     chunk = stream[i : i + batch]
                     i += batch
-                    with ledger.lock:
-                        for d in chunk:
-                            ledger.versions.setdefault(d.passage_id, set()).add(d.text)
-                        ledger.adds_begun += len(chunk)
-                    post(client, "/index", {"passages": [passage_json(d) for d in chunk]})
-                    with ledger.lock:
-                        ledger.adds_committed += len(chunk)
+                    ledger.add(chunk, lambda: post(client, "/index", {"passages": [passage_json(d) for d in chunk]}))
                     live += [d.passage_id for d in chunk]
                     wrote["passages"] += len(chunk)
                     if rounds % 2 == 0 and len(live) > 20:  # update: same id, new text
@@ -231,14 +225,7 @@ def concurrency(base: str, seconds: float, clients: int, preload: int, batch: in
                         ids = rng.sample(live, 2)
                         for pid in ids:
                             live.remove(pid)
-                        with ledger.lock:
-                            ledger.deletes_begun += len(ids)
-                        post(client, "/delete", {"ids": ids})
-                        now = time.monotonic()
-                        with ledger.lock:
-                            ledger.deletes_committed += len(ids)
-                            for pid in ids:
-                                ledger.deleted_at[pid] = now
+                        ledger.delete(ids, lambda: post(client, "/delete", {"ids": ids}))
                         wrote["deletes"] += len(ids)
                     # the sentinel: in, then out, then in ... (every round)
                     event = sentinel.begin("del" if sentinel_in else "add")
@@ -319,17 +306,7 @@ def concurrency(base: str, seconds: float, clients: int, preload: int, batch: in
 
     threads = [threading.Thread(target=writer, name="writer")]
     threads += [threading.Thread(target=client_loop, args=(k,), name=f"client-{k}") for k in range(clients)]
-    began = time.monotonic()
-    for t in threads:
-        t.start()
-    time.sleep(seconds)
-    stop.set()
-    hung = []
-    for t in threads:
-        t.join(120)
-        if t.is_alive():
-            hung.append(t.name)
-    wall = time.monotonic() - began
+    wall, hung = run_for(threads, seconds, stop)
     admin.close()
     with HippoRAG(namespace=ns, extractor=OfflineExtractor()) as memory:
         memory.drop_namespace()
