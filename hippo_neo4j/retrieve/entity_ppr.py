@@ -21,6 +21,7 @@ from ..config import HippoConfig
 from ..models import LinkedEntity, RetrievalResult, Seed
 from .base import Query, Retriever, to_passages
 from .hipporag1 import HippoRAG1Retriever
+from .linking import newest_seed
 
 
 # The nodes with the most mass looked up after the walk (the rest cannot hold the top passages when these hold
@@ -81,7 +82,7 @@ class EntityPPRRetriever(Retriever):
             if not self.store.has_passages():
                 return result  # search() says the namespace is empty
             result.warning = "no query entity links to a phrase: the walk starts from the passages like the query"
-        newest = max((link.since for link in linked if link.phrase in seeds), default=0)
+        newest = newest_seed(seeds, linked)
         params = entity_ppr_parameters(config, seeds, top_k, vector)
         records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, **params)
         while records and not records[0]["complete"]:  # fewer than top_k passages in the window: widen it

@@ -10,7 +10,7 @@ from ..config import HippoConfig
 from ..models import LinkedEntity, RetrievalResult
 from .base import Query, Retriever, to_passages
 from .dense import DenseRetriever
-from .linking import link_entities
+from .linking import link_entities, newest_seed
 
 
 def ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: int) -> dict[str, Any]:
@@ -49,8 +49,8 @@ class HippoRAG1Retriever(Retriever):
             )
             return fallback
         result = RetrievalResult(query=text, mode=self.name, entities=ents, linked=linked)
-        newest = max((link.since for link in linked if link.phrase in seeds), default=0)
-        records = self.walk(result, query, "ppr_passages", "phrase", needs=newest, **ppr_parameters(config, seeds, top_k))
+        records = self.walk(result, query, "ppr_passages", "phrase", needs=newest_seed(seeds, linked),
+                            **ppr_parameters(config, seeds, top_k))
         result.top_phrases = records[0]["topPhrases"] if records else []
         result.passages = to_passages(records)
         return result

@@ -14,7 +14,7 @@ from ..models import FactHit, RetrievalResult, Seed
 from .base import Query, Retriever, to_passages
 from .dense import DenseRetriever
 from .hipporag1 import HippoRAG1Retriever, ppr_parameters
-from .linking import fact_seeds, link_facts, recognise
+from .linking import fact_seeds, link_facts, newest_seed, recognise
 
 
 def ppr2_parameters(
@@ -77,12 +77,11 @@ class HippoRAG2Retriever(Retriever):
             else:
                 reason = "no fact in this namespace"
         result.phrase_seeds = [Seed(node=t, weight=w) for t, w in seeds.items()]
-        newest = max([link.since for link in result.linked if link.phrase in seeds]
-                     + [f.since for f in result.facts if f.kept], default=0)
         if not seeds:
             fallback = self.context.retriever(DenseRetriever).rank(text, top_k, vector)  # type: ignore[attr-defined]
             result.passages, result.fell_back, result.fallback_reason = fallback.passages, True, reason
             return result
+        newest = newest_seed(seeds, result.linked, result.facts)
         if not cfg.passage_nodes:  # ablation: phrases only, passages scored as in hipporag1
             records = self.walk(result, query, "ppr_passages", "phrase", needs=newest, **ppr_parameters(cfg, seeds, top_k))
             result.top_phrases = records[0]["topPhrases"] if records else []

@@ -82,6 +82,12 @@ def fact_seeds(facts: Sequence[FactHit], top_n: int) -> dict[str, float]:
     return dict(top)
 
 
+def newest_seed(seeds: dict[str, float], links: Sequence[LinkedEntity] = (), facts: Sequence[FactHit] = ()) -> int:
+    """The graph version that created the newest seed phrase (a projection older than that lacks it): of the
+    links whose phrase seeds the walk, and of the kept facts the phrase seeds come from."""
+    return max([link.since for link in links if link.phrase in seeds] + [f.since for f in facts if f.kept], default=0)
+
+
 def recognise(fact_filter: Any, text: str, facts: list[FactHit]) -> str:
     """Apply the recognition filter to ``facts`` (sets ``kept``); returns what the result reports."""
     if fact_filter is None or not facts:
