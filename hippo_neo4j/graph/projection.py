@@ -179,9 +179,8 @@ def _ensure(driver: Driver, database: str, ns: str, version: int, kind: str) -> 
     if name in existing:
         return Projection(name, version, *existing[name], created=False, current=version)
     with _lock(driver, database, ns):
-        check_memory(driver, database, ns, kind)
         with driver.session(database=database) as session:
-            rec = session.execute_write(_project, ns, kind, name)
+            rec = session.execute_write(_project, driver, database, ns, kind, name)
         if rec is None:  # projected meanwhile by another client (this process or another)
             existing = _existing(driver, database, ns)
             return Projection(name, version, *existing.get(name, (0, 0)), created=False, current=version)
@@ -191,13 +190,15 @@ def _ensure(driver: Driver, database: str, ns: str, version: int, kind: str) -> 
         return Projection(name, version, rec["nodes"], rec["relationships"], created=True, current=version)
 
 
-def _project(tx, ns: str, kind: str, name: str):  # noqa: ANN001, ANN202 - a neo4j ManagedTransaction
+def _project(tx, driver: Driver, database: str, ns: str, kind: str, name: str):  # noqa: ANN001, ANN202
     """Project ``name`` unless it exists, holding the namespace's projection lock for ``kind`` (a node, so the
     lock spans processes and dies with the transaction): one projection of a namespace and kind at a time,
-    and a client that waited for another's finds it done. None: it existed; {}: nothing to project."""
+    and a client that waited for another's finds it done without estimating it again. ``tx`` is a neo4j
+    ManagedTransaction. None: it existed; {}: nothing to project."""
     tx.run(cypher("projection_lock"), ns=ns, kind=kind).consume()
     if tx.run("RETURN gds.graph.exists($name) AS found", name=name).single()["found"]:
         return None
+    check_memory(driver, database, ns, kind)
     try:
         rec = tx.run(cypher(KINDS[kind][1]), graph=name, ns=ns).single()
     except ClientError as exc:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ..config import ConnectionSettings
 from ..errors import HippoError
+from ..graph import projection
 from ..text import scrub
 
 if TYPE_CHECKING:
@@ -99,6 +100,7 @@ class Memories:
     def close(self) -> None:
         with self._guard:
             self._memories.clear()
+        projection.wait_for_refreshes(self.driver)  # as HippoRAG.close: a projection under way is kept
         self.driver.close()
 
     def __enter__(self) -> "Memories":
