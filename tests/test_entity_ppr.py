@@ -132,3 +132,67 @@ def test_looking_up_only_the_nodes_with_the_most_mass_changes_no_ranking(memory_
     calls.clear()
     assert ranked(3) == everything  # fewer than top_k passages in the window: widened until it holds them
     assert 3 in calls and 24 in calls
+
+
+def _mention_projection(driver, ns):
+    """(relationships, named mention + synonym edges) of the namespace's newest mention projection."""
+    graphs = rows(driver, "CALL gds.graph.list() YIELD graphName, relationshipCount, creationTime "
+                          "WHERE graphName STARTS WITH $prefix AND graphName ENDS WITH ':mentions' "
+                          "RETURN relationshipCount AS r ORDER BY creationTime DESC LIMIT 1", prefix=f"hippo:{ns}:")
+    edges = rows(driver, "RETURN COUNT { MATCH (:Phrase {ns: $ns})-[m:MENTIONED_IN]->() WHERE coalesce(m.named, true) } "
+                         "+ COUNT { MATCH (:Phrase {ns: $ns})-[:SYNONYM]->() } AS e", ns=ns)[0]["e"]
+    return graphs[0]["r"], edges
+
+
+def test_the_walk_follows_synonym_edges_between_surface_forms_of_one_name(memory_factory, driver):
+    """A query entity links to one phrase; the passages that name the entity in another form ("alzheimer s
+    disease") are reached through the SYNONYM edge, which the mention projection carries (undirected)."""
+    memory = memory_factory(config=HippoConfig(synonym_threshold=0.8))
+    memory.index([
+        {"id": "a", "title": "Ann Fry", "text": "Ann Fry studies Alzheimer's.",
+         "extraction": {"named_entities": ["Alzheimer"], "triples": []}},
+        {"id": "b", "title": "Bo Lin", "text": "Bo Lin treats Alzheimer's disease.",
+         "extraction": {"named_entities": ["Alzheimer's disease"], "triples": []}},
+        {"id": "c", "title": "Cy Dee", "text": "Cy Dee sails boats.", "extraction": {"named_entities": ["boats"], "triples": []}},
+    ])
+    assert rows(driver, "MATCH (:Phrase {ns: $ns, text: 'alzheimer'})-[s:SYNONYM]-(:Phrase {text: 'alzheimer s disease'}) "
+                        "RETURN count(s) AS n", ns=memory.namespace)[0]["n"] == 1
+    result = memory.query("Who works on Alzheimer?", mode="entity-ppr", top_k=3, entities=["Alzheimer"])
+    assert [link.phrase for link in result.linked] == ["alzheimer"]
+    relationships, edges = _mention_projection(driver, memory.namespace)
+    assert relationships == 2 * edges  # every named mention and synonym edge, both directions
+    mass = {t["phrase"]: t["mass"] for t in result.top_phrases}
+    assert mass["alzheimer s disease"] > mass.get("boats", 0.0)
+    assert [p.id for p in result.passages][:2] == ["a", "b"]
+
+
+def test_a_namespace_indexed_before_names_were_marked_walks_its_mentions_and_eval_rebuilds_it(memory_factory, driver, musique):
+    """Mention edges written before `named` existed: entity-ppr walks them rather than an edgeless graph, and the
+    evaluation harness rebuilds such a namespace instead of reusing it."""
+    small = _subset(musique, 2)
+    memory = memory_factory()
+    ev.ensure_index(memory, small)
+    driver.execute_query("MATCH (:Phrase {ns: $ns})-[m:MENTIONED_IN]->() REMOVE m.named", ns=memory.namespace)
+    memory.query(small.questions[0].question, mode="entity-ppr", top_k=5, entities=["x"])
+    relationships, edges = _mention_projection(driver, memory.namespace)
+    assert relationships == 2 * edges and edges > 0
+    said = []
+    again = ev.ensure_index(memory, small, say=said.append)
+    assert not again.reused and any("rebuilding" in s for s in said)
+    assert rows(driver, "MATCH (:Phrase {ns: $ns})-[m:MENTIONED_IN]->() WHERE m.named IS NULL RETURN count(m) AS n",
+                ns=memory.namespace)[0]["n"] == 0
+
+
+def test_the_papers_path_finding_case_offline(memory_factory):
+    """HippoRAG's case study ("Which Stanford University professor works on Alzheimer's?", 43 passages), indexed
+    with the offline extractor: both gold professors are in entity-ppr's top 5 (dense finds one)."""
+    from .conftest import DATASETS
+
+    data = ev.load_dataset(DATASETS / "case_study_university", use_openie=False)
+    memory = memory_factory(extractor=OfflineExtractor())
+    ev.ensure_index(memory, data)
+    question = data.questions[0]
+    titles = {p.passage_id: p.title for p in data.passages}
+    gold = {titles[g] for g in question.gold}
+    top = memory.query(question.question, mode="entity-ppr", top_k=5)
+    assert gold <= {titles[p.id] for p in top.passages}, [titles[p.id] for p in top.passages]

@@ -81,7 +81,7 @@ def ensure_index(
 
     The namespace node records a fingerprint of the corpus and settings, whether indexing completed, and
     the graph version it completed at. Same fingerprint, complete, version unchanged: reused without calling
-    the indexer. Same fingerprint otherwise: the indexer resumes (it skips what is already there). A
+    the indexer (unless its mention edges predate names, then it is rebuilt). Same fingerprint otherwise: the indexer resumes (it skips what is already there). A
     non-empty namespace with another fingerprint is an error unless ``reindex`` (then it is dropped first).
     """
     passages = _unique(dataset.passages)
@@ -92,6 +92,10 @@ def ensure_index(
         extractor=extractor
     )
     state = memory.store.run("eval_index_get")[0]
+    if state["legacy_mentions"] and not reindex:
+        # indexed before every name a passage holds became a phrase linked to it: entity-ppr's graph is missing
+        say(f"namespace {memory.namespace!r} was indexed before passages were linked to every name they hold: rebuilding it")
+        reindex = True
     if state["fingerprint"] == fp and state["complete"] and state["recorded_version"] == state["version"] and not reindex:
         say(f"namespace {memory.namespace!r} already holds this corpus ({state['passages']} passages): reusing it")
         if not memory.facts_complete():  # indexed before Fact nodes existed

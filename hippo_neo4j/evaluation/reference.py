@@ -98,7 +98,8 @@ class ReferenceGraph:
         inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
         self.full_transition_t = (sp.diags(inv) @ full).T.tocsr()
         named = driver.execute_query(
-            "MATCH (a:Phrase {ns: $ns})-[m:MENTIONED_IN]->(p:Passage {ns: $ns}) WHERE m.named RETURN a.text AS a, p.id AS p",
+            "MATCH (a:Phrase {ns: $ns})-[m:MENTIONED_IN]->(p:Passage {ns: $ns}) WHERE coalesce(m.named, true) "
+            "RETURN a.text AS a, p.id AS p",
             ns=ns, database_=database,
         ).records
         pindex = {p: i for i, p in enumerate(self.passages)}
@@ -106,7 +107,13 @@ class ReferenceGraph:
             ([1.0] * len(named), ([self.phrase_index[r["a"]] for r in named], [pindex[r["p"]] for r in named])),
             shape=(len(self.phrases), len(self.passages)),
         )
-        both = sp.bmat([[None, links], [links.T, None]], format="csr")
+        synonyms = driver.execute_query(
+            "MATCH (a:Phrase {ns: $ns})-[r:SYNONYM]->(b:Phrase {ns: $ns}) RETURN a.text AS a, b.text AS b, r.score AS w",
+            ns=ns, database_=database,
+        ).records
+        a, b = [self.phrase_index[r["a"]] for r in synonyms], [self.phrase_index[r["b"]] for r in synonyms]
+        synonym = sp.csr_matrix(([r["w"] for r in synonyms] * 2, (a + b, b + a)), shape=(len(self.phrases),) * 2)
+        both = sp.bmat([[synonym, links], [links.T, None]], format="csr")
         both = sp.csr_matrix(both, shape=(len(self.phrases) + len(self.passages),) * 2)
         out = np.asarray(both.sum(axis=1)).ravel()
         inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)

@@ -2,7 +2,7 @@
 
 Three kinds per namespace, each built on first use: ``phrase`` (Phrase nodes, RELATION + SYNONYM edges:
 hipporag1), ``passage`` (the same plus Passage nodes and MENTIONED_IN edges of weight 1.0: hipporag2) and
-``mentions`` (Phrase and Passage nodes, the MENTIONED_IN edges of named entities only: entity-ppr).
+``mentions`` (Phrase and Passage nodes, the MENTIONED_IN edges of named entities and the SYNONYM edges: entity-ppr).
 
 Every write to a namespace bumps ``(:HippoNamespace {name}).version`` in the same transaction. The
 projection's name carries that version, so a query either finds the current snapshot in the GDS catalogue
@@ -279,7 +279,7 @@ def size(driver: Driver, database: str, ns: str, kind: str = "phrase") -> tuple[
     if kind == "passage":
         return counts["phrases"] + counts["passages"], 2 * (edges + counts["mention_edges"])
     if kind == "mentions":  # at most: the named mentions are a part of them
-        return counts["phrases"] + counts["passages"], 2 * counts["mention_edges"]
+        return counts["phrases"] + counts["passages"], 2 * (counts["synonym_edges"] + counts["mention_edges"])
     return counts["phrases"], 2 * edges
 
 

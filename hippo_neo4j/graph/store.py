@@ -25,6 +25,15 @@ def finite_or_none(vector: np.ndarray) -> list[float] | None:
     return vector.tolist() if usable(vector) else None
 
 
+# Candidates a query-time search reads from a shared vector index (passages for dense, facts for hipporag2)
+# before keeping its namespace's: the HNSW search's beam is this k, so it sets how close the index's top
+# nodes come to the exact ones. On musique_train, with three namespaces of that corpus on the server, the
+# passage index missed 14 of the 500 exact top-5 passages of 100 questions at k 50, 2 at 200 and 1 at 400
+# (3.1, 2.5, 2.8 ms a search), and the fact index 16 at k 100, 10 at 200 and none at 400 (3.3, 4.0, 5.6 ms):
+# `bench/vector_candidates.py`, docs/results.md.
+VECTOR_CANDIDATES = 400
+
+
 def widening(first: int, cap: int = 100_000) -> Iterator[int]:
     """k, 10k, 100k, ... up to ``cap``: how far a search over a shared index reads."""
     k = max(1, first)

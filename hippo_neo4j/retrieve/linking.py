@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..graph.store import GraphStore, usable, widening
+from ..graph.store import VECTOR_CANDIDATES, GraphStore, usable, widening
 from ..models import FactHit, LinkedEntity
 from ..text import normalize_phrase
 
@@ -47,9 +47,8 @@ def link_facts(store: GraphStore, vector: np.ndarray, top_k: int) -> tuple[list[
     and whether the namespace has Fact nodes for all its passages."""
     if not usable(vector):
         return [], True
-    # the index spans namespaces: widen until top_k remain. It is approximate (HNSW): asking for 50 candidates
-    # missed one of the exact top 5 facts for 2 of 10 musique questions with bge-small, 100 for none
-    for k in widening(max(20 * top_k, 100)):
+    # the index spans namespaces: widen until top_k remain. It is approximate (HNSW): VECTOR_CANDIDATES
+    for k in widening(max(20 * top_k, VECTOR_CANDIDATES)):
         records = store.run("fact_neighbours", embedding=vector.tolist(), k=k, topK=top_k)
         if len(records) >= top_k or (records and records[0]["seen"] < k):
             break
