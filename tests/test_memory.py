@@ -804,6 +804,27 @@ def test_a_write_does_not_make_graph_queries_wait_and_the_refresh_replaces_the_p
     assert sorted(_kinds_projected(memory.driver, memory.database, memory.namespace).values()) == [current] * 3
 
 
+def test_a_projection_built_by_another_release_s_statement_is_dropped_not_walked(memory_factory, monkeypatch):
+    """A server that kept running across an upgrade holds projections of the current graph version built by the
+    old statement: their names carry that statement's fingerprint, so a query projects its own and drops them."""
+    memory = memory_factory()
+    memory.index([PE("a", "Ada Lovelace wrote notes.", ("Ada Lovelace", "wrote", "notes"), "Ada Lovelace")])
+    ns, db, driver = memory.namespace, memory.database, memory.driver
+    version = projection.namespace_version(driver, db, ns)
+    legacy = f"hippo:{ns}:v{version}:mentions"  # the name an earlier release gave (no fingerprint)
+    other = f"hippo:{ns}:v{version}.00000000:mentions"  # another release's statement
+    for name in (legacy, other):  # an empty graph: walked, it would find no passage by the graph
+        driver.execute_query("MATCH (n:HippoNamespace {name: $ns}) WITH gds.graph.project($name, n, null) AS g "
+                             "RETURN g.graphName", name=name, ns=ns, database_=db)
+    assert {legacy, other} <= set(_kinds_projected(driver, db, ns))
+    projection.forget(driver, db, ns)
+    result = memory.query("Who wrote notes?", mode="entity-ppr", entities=["Ada Lovelace"])
+    assert result.passages[0].id == "a" and not result.passages[0].filled and result.top_phrases
+    left = set(_kinds_projected(driver, db, ns))
+    assert legacy not in left and other not in left
+    assert projection.graph_name(ns, version, "mentions") in left
+
+
 def test_a_deleted_passage_never_comes_back_from_an_old_projection(memory_factory, monkeypatch):
     monkeypatch.setattr(projection, "REFRESH_DELAY_S", 2.0)
     memory = memory_factory()

@@ -5,7 +5,8 @@ hipporag1), ``passage`` (the same plus Passage nodes and MENTIONED_IN edges of w
 ``mentions`` (Phrase and Passage nodes, the MENTIONED_IN edges of named entities and the SYNONYM edges: entity-ppr).
 
 Every write to a namespace bumps ``(:HippoNamespace {name}).version`` in the same transaction. The
-projection's name carries that version, so a query either finds the current snapshot in the GDS catalogue
+projection's name carries that version (and a fingerprint of the statement that builds its kind), so a
+query either finds the current snapshot in the GDS catalogue
 or projects it (once: concurrent callers in this process wait on a lock, and a concurrent projection by
 another process is recognised and reused). Older snapshots of the namespace are dropped afterwards.
 
@@ -17,6 +18,8 @@ everything else here; the ``graphdatascience`` client is not needed for them (se
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
 import threading
 import time
@@ -45,17 +48,40 @@ KINDS = {
 }
 
 
+@functools.cache
+def statement_format(kind: str) -> str:
+    """A short fingerprint of the statement that projects ``kind``: part of the projection's name, so a
+    projection built by another release's statement (a server that kept running across an upgrade) is
+    neither walked nor mistaken for the current one, only dropped."""
+    return hashlib.sha256(cypher(KINDS[kind][1]).encode()).hexdigest()[:8]
+
+
 def graph_name(ns: str, version: int, kind: str = "phrase") -> str:
-    return f"{PREFIX}:{ns}:v{version}{KINDS[kind][0]}"
+    return f"{PREFIX}:{ns}:v{version}.{statement_format(kind)}{KINDS[kind][0]}"
+
+
+def _parse(name: str, ns: str) -> tuple[int, str, str] | None:
+    """(graph version, kind, statement format) of one of this namespace's projection names (the format is ''
+    for names from before formats were recorded), or None if the name is another namespace's."""
+    if not name.startswith(f"{PREFIX}:{ns}:v"):
+        return None
+    head, _, suffix = name[len(f"{PREFIX}:{ns}:v") :].partition(":")
+    number, _, fmt = head.partition(".")
+    kind = next((k for k, (s, _) in KINDS.items() if s == (f":{suffix}" if suffix else "")), None)
+    if not number.isdigit() or kind is None or (fmt and not (len(fmt) == 8 and fmt.isalnum())):
+        return None  # namespace "a" must not claim the projections of namespace "a:v1"
+    return int(number), kind, fmt
 
 
 def _version_of(name: str, ns: str) -> int | None:
     """The graph version of one of this namespace's projection names, or None if it is another's."""
-    rest = name[len(f"{PREFIX}:{ns}:v") :]
-    number, _, suffix = rest.partition(":")
-    if not number.isdigit() or (suffix and f":{suffix}" not in {s for s, _ in KINDS.values()}):
-        return None  # namespace "a" must not claim the projections of namespace "a:v1"
-    return int(number)
+    parsed = _parse(name, ns)
+    return parsed[0] if parsed else None
+
+
+def _current_format(name: str, ns: str) -> bool:
+    parsed = _parse(name, ns)
+    return parsed is not None and parsed[2] == statement_format(parsed[1])
 
 
 @dataclass(frozen=True)
@@ -108,18 +134,20 @@ def _existing(driver: Driver, database: str, ns: str) -> dict[str, tuple[int, in
 
 
 def _kind_of(name: str, ns: str) -> str:
-    suffix = name[len(f"{PREFIX}:{ns}:v") :].partition(":")[2]
-    return next(k for k, (s, _) in KINDS.items() if s == (f":{suffix}" if suffix else ""))
+    parsed = _parse(name, ns)
+    assert parsed is not None, name
+    return parsed[1]
 
 
 def drop(driver: Driver, database: str, ns: str, keep_version: int | None = None, kind: str | None = None) -> list[str]:
-    """Drop this namespace's projections: all of them, or (``keep_version``) those of other graph versions
-    (of ``kind`` only, when given)."""
+    """Drop this namespace's projections: all of them, or (``keep_version``) those of other graph versions or
+    statement formats (of ``kind`` only, when given)."""
     if keep_version is None:
         forget(driver, database, ns, cancel=True)
     dropped = []
     for name in _existing(driver, database, ns):
-        if _version_of(name, ns) != keep_version and (kind is None or _kind_of(name, ns) == kind):
+        keep = _version_of(name, ns) == keep_version and _current_format(name, ns)
+        if not keep and (kind is None or _kind_of(name, ns) == kind):
             driver.execute_query(
                 "CALL gds.graph.drop($name, false) YIELD graphName RETURN graphName", name=name, database_=database
             )
@@ -168,7 +196,8 @@ def _newest(driver: Driver, database: str, ns: str, kind: str, below: int) -> Pr
     best: Projection | None = None
     for name, (nodes, rels) in _existing(driver, database, ns).items():
         version = _version_of(name, ns)
-        if version is not None and version < below and _kind_of(name, ns) == kind and (best is None or version > best.version):
+        if version is not None and version < below and _kind_of(name, ns) == kind and _current_format(name, ns) \
+                and (best is None or version > best.version):
             best = Projection(name, version, nodes, rels, created=False, current=version)
     return best
 
