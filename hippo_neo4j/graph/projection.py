@@ -241,6 +241,10 @@ def _project(tx, driver: Driver, database: str, ns: str, kind: str, name: str): 
 
 _refreshing: dict[tuple[str, str, str, str], "_Refresh"] = {}
 REFRESH_DELAY_S = 0.1  # debounce: a burst of writes (an agent storing several facts) costs one projection
+# One background build at a time in a process: a write starts a refresh of every kind in use, and three builds
+# at once take every core of a small server from the queries that go on meanwhile. A query that needs the
+# current graph (fresh) projects it itself and does not wait for this.
+_building = threading.Semaphore(1)
 
 
 class _Refresh(threading.Thread):
@@ -265,7 +269,10 @@ class _Refresh(threading.Thread):
                     return
                 self.again.clear()
                 try:
-                    ensure(driver, database, ns, kind, fresh=True)
+                    with _building:
+                        if self.cancelled:
+                            return
+                        ensure(driver, database, ns, kind, fresh=True)
                 except Exception as exc:  # noqa: BLE001 - a failed refresh leaves the old projection in use
                     closed = "closed" in str(exc).lower()  # the client closed its driver: nothing to refresh for
                     log.log(logging.DEBUG if closed else logging.WARNING,
