@@ -94,16 +94,16 @@ class GraphStore:
 
     def phrase_neighbours(
         self, rows: list[dict[str, Any]], first_k: int, done: Callable[[list[dict[str, Any]], int, int, float | None], bool]
-    ) -> dict[Any, list[dict[str, Any]]]:
-        """Nearest phrases of this namespace per row ({key, embedding}), through the shared vector index.
+    ) -> dict[Any, Any]:
+        """Nearest phrases of this namespace per row ({key, embedding}), through the shared vector index: the
+        record per key (``hits``, and ``passages``, |P_i| of the nearest hit).
 
         The index spans all namespaces, so each row's search widens (k x 10) until ``done(row_hits, seen, k,
         last_cosine)`` says enough of this namespace's phrases were seen.
         """
-        found = self.widening_search(
+        return self.widening_search(
             "phrase_neighbours", "rows", rows, first_k, lambda rec, k: done(rec["hits"], rec["seen"], k, rec["last"])
         )
-        return {key: rec["hits"] for key, rec in found.items()}
 
     def widening_search(
         self, statement: str, param: str, rows: list[Any], first_k: int, done: Callable[[Any, int], bool],

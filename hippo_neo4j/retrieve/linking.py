@@ -25,15 +25,10 @@ def link_entities(store: GraphStore, encoder: Any, entities: Sequence[str]) -> l
     vectors = encoder.encode([normalize_phrase(e) for e in names])
     rows = [{"key": e, "embedding": v.tolist()} for e, v in zip(names, vectors) if usable(v)]
     found = store.phrase_neighbours(rows, 100, lambda hits, seen, k, last: bool(hits) or seen < k)
-    best = {e: hits[0] for e, hits in found.items() if hits}
-    counts = {
-        r["text"]: r["passages"]
-        for r in store.run("phrase_passage_counts", texts=sorted({h["text"] for h in best.values()}))
-    }
     links = [
-        LinkedEntity(entity=e, phrase=h["text"], similarity=float(h["cosine"]), passages=counts.get(h["text"], 0),
-                     since=h["since"])
-        for e, h in best.items()
+        LinkedEntity(entity=e, phrase=rec["hits"][0]["text"], similarity=float(rec["hits"][0]["cosine"]),
+                     passages=rec["passages"], since=rec["hits"][0]["since"])
+        for e, rec in found.items() if rec["hits"]
     ]
     weights = {link.phrase: 1.0 / link.passages for link in links if link.passages > 0}
     total = sum(weights.values())
