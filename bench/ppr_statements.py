@@ -10,11 +10,9 @@ Statements alternate per question, so a loaded machine slows each alike. Prints 
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
-from pathlib import Path
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.db import cypher
@@ -25,6 +23,8 @@ from hippo_neo4j.retrieve import entity_ppr
 from hippo_neo4j.retrieve.entity_ppr import entity_ppr_parameters, entity_seeds
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
 
+from suite import namespace_parser
+
 WIDE = 4000  # a window 8 times wider
 PPR = """UNWIND $seeds AS seed MATCH (ph:Phrase {ns: $ns, text: seed.text})
 WITH collect([ph, seed.weight]) AS sources
@@ -34,9 +34,7 @@ YIELD nodeId, score RETURN count(*) AS nodes"""
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--namespace", required=True)
-    parser.add_argument("--dataset", default=str(Path(__file__).resolve().parents[2] / "shared/datasets/musique_train"))
+    parser = namespace_parser(__doc__)
     parser.add_argument("--queries", type=int, default=15)
     args = parser.parse_args()
     extractor = OfflineExtractor()

@@ -11,26 +11,22 @@ Prints, per setting and mode, the median over repetitions of the first-query and
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import threading
-from pathlib import Path
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.evaluation import load_dataset
 from hippo_neo4j.extract.offline import OfflineExtractor
 from hippo_neo4j.graph import projection
 
-from suite import Query, after_write_ms
+from suite import Query, after_write_ms, namespace_parser
 
 SETTINGS = {"one at a time": 1, "all at once": 100}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--namespace", required=True)
-    parser.add_argument("--dataset", default=str(Path(__file__).resolve().parents[2] / "shared/datasets/musique_train"))
+    parser = namespace_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=6)
     args = parser.parse_args()
     extractor = OfflineExtractor()

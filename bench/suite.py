@@ -23,6 +23,7 @@ indexing); their ratio is how close indexing is to the encoder bound.
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import random
@@ -65,6 +66,15 @@ def default_datasets_dir() -> Path:
         if candidate.is_dir():
             return candidate
     return Path.cwd().parent / "shared" / "datasets"
+
+
+def namespace_parser(doc: str) -> argparse.ArgumentParser:
+    """The command line of a benchmark over one indexed namespace: ``--namespace`` (required) and ``--dataset``
+    (its questions; default musique_train under :func:`default_datasets_dir`). ``doc``: the script's docstring."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--namespace", required=True)
+    parser.add_argument("--dataset", default=str(default_datasets_dir() / MUSIQUE))
+    return parser
 
 
 # ------------------------------------------------------------------------------------ in-process baseline
@@ -488,7 +498,6 @@ def bench_table(result: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    import argparse
     import json
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -12,14 +12,14 @@ nodes the index missed, and the median milliseconds per search, as JSON.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
-from pathlib import Path
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.evaluation import load_dataset
+
+from suite import namespace_parser
 
 INDEXED = """CALL db.index.vector.queryNodes($index, $k, $embedding) YIELD node, score
 WITH node, score WHERE node.ns = $ns RETURN coalesce(node.id, node.text) AS id ORDER BY score DESC LIMIT 10"""
@@ -30,9 +30,7 @@ INDEXES = {"passage": ("Passage", "hippo_passage_embedding"), "fact": ("Fact", "
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--namespace", required=True)
-    parser.add_argument("--dataset", default=str(Path(__file__).resolve().parents[2] / "shared/datasets/musique_train"))
+    parser = namespace_parser(__doc__)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--k", default="50,100,200,400", help="candidate counts, comma-separated")
     parser.add_argument("--index", choices=sorted(INDEXES), default="passage")

@@ -1,7 +1,8 @@
 // Query-to-fact linking (hipporag2): the $k nearest facts (all namespaces) of $embedding through the fact
 // vector index, kept to namespace $ns, best $topK, each with |P| (how many passages its subject and its
 // object were extracted from: node specificity). `seen` tells the client whether widening $k could find more;
-// `since`: the newest graph version that created its subject or object phrase; `complete` is false for a namespace indexed before Fact nodes existed (see facts_complete.cypher).
+// `since`: the newest graph version that created its subject or object phrase; `complete` is false for a
+// namespace indexed before Fact nodes existed (see facts_complete.cypher).
 OPTIONAL MATCH (n:HippoNamespace {name: $ns})
 WITH n IS NULL OR coalesce(n.facts, false) AS complete
 CALL db.index.vector.queryNodes('hippo_fact_embedding', $k, $embedding) YIELD node, score

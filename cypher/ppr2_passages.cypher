@@ -7,8 +7,9 @@
 // `topSeeds` lists the $topSeeds largest passage seeds (explanations). The seeds are not normalised (GDS
 // takes the biases as given), so the convergence tolerance is $tolerance x their total: the same relative
 // precision as hipporag1, whose seeds sum to 1.
-// $graphVersion: see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds, $embedding, $passageWeight, $passageSeeds, $passageSeedRows, $damping,
-// $maxIterations, $tolerance, $concurrency, $topK, $topSeeds.
+// $graphVersion: see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds, $embedding,
+// $passageWeight, $passageSeeds, $passageSeedRows, $damping, $maxIterations, $tolerance, $concurrency, $topK,
+// $topSeeds.
 CALL () {
   UNWIND $seeds AS seed
   MATCH (ph:Phrase {ns: $ns, text: seed.text})

@@ -81,8 +81,9 @@ def ensure_index(
 
     The namespace node records a fingerprint of the corpus and settings, whether indexing completed, and
     the graph version it completed at. Same fingerprint, complete, version unchanged: reused without calling
-    the indexer (unless its mention edges predate names, then it is rebuilt). Same fingerprint otherwise: the indexer resumes (it skips what is already there). A
+    the indexer. Same fingerprint otherwise: the indexer resumes (it skips what is already there). A
     non-empty namespace with another fingerprint is an error unless ``reindex`` (then it is dropped first).
+    A namespace whose mention edges predate names (``legacy_mentions``) is rebuilt, never reused.
     """
     passages = _unique(dataset.passages)
     needs_extractor = any(p.extraction is None for p in passages)

@@ -61,15 +61,19 @@ class ReferenceGraph:
         pindex = {p: i for i, p in enumerate(passages)}
         edges = driver.execute_query(
             "MATCH (a:Phrase {ns: $ns})-[r:RELATION|SYNONYM]->(b:Phrase {ns: $ns}) "
-            "RETURN a.text AS a, b.text AS b, toFloat(CASE type(r) WHEN 'RELATION' THEN r.weight ELSE r.score END) AS w",
+            "RETURN a.text AS a, b.text AS b, type(r) = 'SYNONYM' AS synonym, "
+            "toFloat(CASE type(r) WHEN 'RELATION' THEN r.weight ELSE r.score END) AS w",
             ns=ns,
             database_=database,
         ).records
         n = len(phrases)
-        rows = [index[e["a"]] for e in edges] + [index[e["b"]] for e in edges]
-        cols = [index[e["b"]] for e in edges] + [index[e["a"]] for e in edges]
-        weights = [e["w"] for e in edges] * 2
-        adjacency = sp.csr_matrix((weights, (rows, cols)), shape=(n, n))
+
+        def undirected(kept: list[Any]) -> sp.csr_matrix:
+            rows = [index[e["a"]] for e in kept] + [index[e["b"]] for e in kept]
+            cols = [index[e["b"]] for e in kept] + [index[e["a"]] for e in kept]
+            return sp.csr_matrix(([e["w"] for e in kept] * 2, (rows, cols)), shape=(n, n))
+
+        adjacency = undirected(edges)
         out = np.asarray(adjacency.sum(axis=1)).ravel()
         inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
         transition = sp.diags(inv) @ adjacency
@@ -88,10 +92,12 @@ class ReferenceGraph:
         per_phrase = np.asarray((mentions > 0).sum(axis=1)).ravel()
         graph = cls(phrases, index, passages, transition.T.tocsr(), mentions, per_phrase)
         if hipporag2:
-            graph._load_hipporag2(driver, database, ns, adjacency)
+            graph._load_hipporag2(driver, database, ns, adjacency, undirected([e for e in edges if e["synonym"]]))
         return graph
 
-    def _load_hipporag2(self, driver: Driver, database: str, ns: str, adjacency: sp.csr_matrix) -> None:
+    def _load_hipporag2(
+        self, driver: Driver, database: str, ns: str, adjacency: sp.csr_matrix, synonym: sp.csr_matrix
+    ) -> None:
         links = (self.mentions > 0).astype(float)
         full = sp.bmat([[adjacency, links], [links.T, None]]).tocsr()
         out = np.asarray(full.sum(axis=1)).ravel()
@@ -107,12 +113,6 @@ class ReferenceGraph:
             ([1.0] * len(named), ([self.phrase_index[r["a"]] for r in named], [pindex[r["p"]] for r in named])),
             shape=(len(self.phrases), len(self.passages)),
         )
-        synonyms = driver.execute_query(
-            "MATCH (a:Phrase {ns: $ns})-[r:SYNONYM]->(b:Phrase {ns: $ns}) RETURN a.text AS a, b.text AS b, r.score AS w",
-            ns=ns, database_=database,
-        ).records
-        a, b = [self.phrase_index[r["a"]] for r in synonyms], [self.phrase_index[r["b"]] for r in synonyms]
-        synonym = sp.csr_matrix(([r["w"] for r in synonyms] * 2, (a + b, b + a)), shape=(len(self.phrases),) * 2)
         both = sp.bmat([[synonym, links], [links.T, None]], format="csr")
         both = sp.csr_matrix(both, shape=(len(self.phrases) + len(self.passages),) * 2)
         out = np.asarray(both.sum(axis=1)).ravel()

@@ -79,11 +79,6 @@ def _version_of(name: str, ns: str) -> int | None:
     return parsed[0] if parsed else None
 
 
-def _current_format(name: str, ns: str) -> bool:
-    parsed = _parse(name, ns)
-    return parsed is not None and parsed[2] == statement_format(parsed[1])
-
-
 @dataclass(frozen=True)
 class Projection:
     """A complete projection in the GDS catalogue: graph version ``version`` of the namespace, whose current
@@ -133,12 +128,6 @@ def _existing(driver: Driver, database: str, ns: str) -> dict[str, tuple[int, in
     }
 
 
-def _kind_of(name: str, ns: str) -> str:
-    parsed = _parse(name, ns)
-    assert parsed is not None, name
-    return parsed[1]
-
-
 def drop(driver: Driver, database: str, ns: str, keep_version: int | None = None, kind: str | None = None) -> list[str]:
     """Drop this namespace's projections: all of them, or (``keep_version``) those of other graph versions or
     statement formats (of ``kind`` only, when given)."""
@@ -146,8 +135,9 @@ def drop(driver: Driver, database: str, ns: str, keep_version: int | None = None
         forget(driver, database, ns, cancel=True)
     dropped = []
     for name in _existing(driver, database, ns):
-        keep = _version_of(name, ns) == keep_version and _current_format(name, ns)
-        if not keep and (kind is None or _kind_of(name, ns) == kind):
+        version, its_kind, fmt = _parse(name, ns)  # type: ignore[misc] - _existing keeps this namespace's names
+        keep = version == keep_version and fmt == statement_format(its_kind)
+        if not keep and kind in (None, its_kind):
             driver.execute_query(
                 "CALL gds.graph.drop($name, false) YIELD graphName RETURN graphName", name=name, database_=database
             )
@@ -195,9 +185,8 @@ def _newest(driver: Driver, database: str, ns: str, kind: str, below: int) -> Pr
     """The newest projection of ``kind`` in the catalogue older than graph version ``below``, if any."""
     best: Projection | None = None
     for name, (nodes, rels) in _existing(driver, database, ns).items():
-        version = _version_of(name, ns)
-        if version is not None and version < below and _kind_of(name, ns) == kind and _current_format(name, ns) \
-                and (best is None or version > best.version):
+        version, its_kind, fmt = _parse(name, ns)  # type: ignore[misc] - _existing keeps this namespace's names
+        if its_kind == kind and fmt == statement_format(kind) and version < below and (best is None or version > best.version):
             best = Projection(name, version, nodes, rels, created=False, current=version)
     return best
 

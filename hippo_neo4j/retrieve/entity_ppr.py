@@ -7,8 +7,8 @@ paper's), and passages rank by their own mass (``cypher/entity_ppr_passages.cyph
 The graph it walks links each passage to every entity it names (``graph/indexing.py``), so the walk reaches
 passages that share an entity with the query, or with the passages most like the query, in one step: the
 multi-hop hop that a single vector search misses. SYNONYM edges join the surface forms one name takes in
-different passages, since the query's entity links to only one of them. Both seed groups are scale-free (sum-normalised, z-scores),
-so nothing depends on one encoder's cosine scale. No extractor or LLM is needed at query time beyond spaCy's
+different passages, since the query's entity links to only one of them. Both seed groups are scale-free
+(sum-normalised, z-scores), so nothing depends on one encoder's cosine scale. No extractor or LLM is needed at query time beyond spaCy's
 query entities; with no entity that links, the passage seeds alone drive the walk.
 """
 

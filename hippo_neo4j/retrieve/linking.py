@@ -42,7 +42,7 @@ def link_facts(store: GraphStore, vector: np.ndarray, top_k: int) -> tuple[list[
     and whether the namespace has Fact nodes for all its passages."""
     if not usable(vector):
         return [], True
-    # the index spans namespaces: widen until top_k remain. It is approximate (HNSW): VECTOR_CANDIDATES
+    # the index spans namespaces: widen until top_k remain; it is approximate (HNSW), see VECTOR_CANDIDATES
     for k in widening(max(20 * top_k, VECTOR_CANDIDATES)):
         records = store.run("fact_neighbours", embedding=vector.tolist(), k=k, topK=top_k)
         if len(records) >= top_k or (records and records[0]["seen"] < k):
