@@ -1,7 +1,7 @@
 """Where a graph query's statement spends its time, on one indexed namespace: GDS PageRank alone (one iteration
 and to convergence) over the phrase projection, entity-ppr's statement with its lookup window against the
-same statement with a window 8 times wider (rankings compared), and the passage-cosine scan that seeds
-entity-ppr.
+same statement with a window 8 times wider (rankings compared), and the passage cosines that seed
+entity-ppr and hipporag2, computed by the client from the vectors it holds and by the server.
 
     python bench/ppr_statements.py --namespace eval-musique_train-bge-small-en-v1.5 --queries 15
 
@@ -20,7 +20,7 @@ from hippo_neo4j.evaluation import load_dataset
 from hippo_neo4j.extract.offline import OfflineExtractor
 from hippo_neo4j.graph import projection
 from hippo_neo4j.retrieve import entity_ppr
-from hippo_neo4j.retrieve.entity_ppr import entity_ppr_parameters, entity_seeds
+from hippo_neo4j.retrieve.entity_ppr import entity_ppr_parameters, entity_seeds, passage_sources, z_score_seeds
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
 
 from suite import namespace_parser
@@ -41,15 +41,14 @@ def main() -> None:
     questions = [(q.question, extractor.query_entities(q.question))
                  for q in load_dataset(args.dataset).questions[: args.queries]]
     entity_statement = cypher("entity_ppr_passages")
-    scan = entity_statement[: entity_statement.index("WITH phraseSources, above")] + \
-        "RETURN size(phraseSources) AS phrases, size(above) AS passages\n}\nRETURN phrases, passages"
     with HippoRAG(namespace=args.namespace, extractor=extractor) as memory:
         ns, db, driver = memory.namespace, memory.database, memory.driver
         phrase = projection.ensure(driver, db, ns, "phrase")
         mentions = projection.ensure(driver, db, ns, "mentions")
         runs: dict[str, list[tuple[str, dict]]] = {k: [] for k in (
-            "pagerank, 1 iteration", "pagerank, to tolerance", "entity-ppr passage scan",
+            "pagerank, 1 iteration", "pagerank, to tolerance", "passage cosines on the server",
             f"entity-ppr, window {entity_ppr.WINDOW}", f"entity-ppr, window {WIDE}")}
+        client: list = []  # query vectors, for the client's passage cosines
         for text, entities in questions:
             linked = memory.link_entities(entities)
             seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
@@ -58,9 +57,13 @@ def main() -> None:
                 runs["pagerank, 1 iteration"].append((PPR, p | {"iterations": 1}))
                 runs["pagerank, to tolerance"].append((PPR, p | {"iterations": memory.config.ppr_max_iterations}))
             vector = memory.encoder.encode_queries([text])[0]
-            e = entity_ppr_parameters(memory.config, entity_seeds(linked, memory.config.entity_share), 10, vector) | {
-                "graph": mentions.name, "graphVersion": mentions.version, "ns": ns}
-            runs["entity-ppr passage scan"].append((scan, e))
+            cosines = memory.retrieval.passage_vectors().cosines(vector, mentions)
+            e = entity_ppr_parameters(memory.config, entity_seeds(linked, memory.config.entity_share), 10) | {
+                "graph": mentions.name, "graphVersion": mentions.version, "ns": ns,
+                "passageSources": passage_sources(cosines, z_score_seeds(cosines))}
+            runs["passage cosines on the server"].append((cypher("passage_cosines"), {
+                "ns": ns, "embedding": vector.tolist(), "graphVersion": mentions.version}))
+            client.append(vector)
             runs[f"entity-ppr, window {entity_ppr.WINDOW}"].append((entity_statement, e))
             runs[f"entity-ppr, window {WIDE}"].append((entity_statement, e | {"window": WIDE}))
         times: dict[str, list[float]] = {k: [] for k in runs}
@@ -74,6 +77,13 @@ def main() -> None:
                     times[name].append((time.perf_counter() - began) * 1000)
                     if "ranked" in records[0].keys():
                         ranked[name].append([(r["id"], r["score"]) for r in records[0]["ranked"]])
+        held = memory.retrieval.passage_vectors()
+        scored = []
+        for vector in client:
+            began = time.perf_counter()
+            held.cosines(vector, mentions)
+            scored.append((time.perf_counter() - began) * 1000)
+        times["passage cosines in the client"] = scored
         out = {name: round(statistics.median(v), 1) for name, v in times.items() if v}
         window, every = ranked[f"entity-ppr, window {entity_ppr.WINDOW}"], ranked[f"entity-ppr, window {WIDE}"]
         out[f"entity-ppr rankings equal (window {entity_ppr.WINDOW} vs {WIDE})"] = f"{sum(a == b for a, b in zip(window, every))}/{len(every)}"

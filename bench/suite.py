@@ -45,6 +45,8 @@ from hippo_neo4j.graph import projection
 from hippo_neo4j.graph.indexing import PhraseNormaliser
 from hippo_neo4j.models import IndexReport, PassageIn
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
+from hippo_neo4j.retrieve.entity_ppr import passage_sources
+from hippo_neo4j.retrieve.hipporag2 import passage_seeds as hipporag2_seeds
 from hippo_neo4j.retrieve.hipporag2 import ppr2_parameters
 from hippo_neo4j.runtime import server
 from hippo_neo4j.text import normalize_phrase
@@ -162,7 +164,7 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
 def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
     """Median milliseconds of each step of a hipporag2 query through Neo4j (no recognition filter)."""
     steps: dict[str, list[float]] = {
-        k: [] for k in ("encode", "facts", "dense_top_n", "projection_check", "ppr_passages", "total")
+        k: [] for k in ("encode", "facts", "dense_top_n", "projection_check", "passage_seeds", "ppr_passages", "total")
     }
     cfg = memory.config
     retriever = memory.retriever("hipporag2")
@@ -178,10 +180,18 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         steps["projection_check"].append(_timed(
             lambda: graph.append(projection.ensure(memory.driver, memory.database, memory.namespace, "passage"))
         ))
-        rows: list[Any] = []
+        given: list[Any] = []
         if cfg.passage_seed_top_n:  # seeds from the top-N dense passages: one more round trip
-            steps["dense_top_n"].append(_timed(lambda: rows.append(retriever.passage_seed_rows(q.text, vector[0], cfg))))
-        params = ppr2_parameters(cfg, seeds, top_k, vector[0], rows[0] if rows else None) | {"graph": graph[0].name, "graphVersion": graph[0].version}
+            steps["dense_top_n"].append(_timed(lambda: given.append(retriever.passage_seed_rows(q.text, vector[0], cfg))))
+        sources: list[Any] = []
+
+        def passage_seeds() -> None:
+            cosines = memory.retrieval.passage_vectors().cosines(vector[0], graph[0])
+            sources.append(passage_sources(cosines, hipporag2_seeds(cfg, cosines, given[0] if given else None)))
+
+        steps["passage_seeds"].append(_timed(passage_seeds))
+        params = ppr2_parameters(cfg, seeds, top_k) | {
+            "graph": graph[0].name, "graphVersion": graph[0].version, "passageSources": sources[0]}
         steps["ppr_passages"].append(_timed(lambda: memory.store.run("ppr2_passages", **params)))
         steps["total"].append(_timed(lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False)))
     return {k: percentile(v, 50) for k, v in steps.items()}

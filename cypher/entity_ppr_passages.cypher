@@ -1,12 +1,13 @@
 // LLM-free retrieval (mode entity-ppr): one Personalized PageRank over the namespace's mention projection
 // (phrases + passages; MENTIONED_IN links a passage to every entity it names), seeded with
 //   - the query's entities' phrases: $seeds [{text, weight}], weights 1/|P_i| scaled by the client to sum $entityShare;
-//   - every passage more similar to the query ($embedding) than the namespace's average, by its z-score
-//     z = (cos - mean) / sd, scaled to sum 1 - $entityShare (1 when no entity links);
+//   - every passage more similar to the query than the namespace's average, by its z-score
+//     z = (cos - mean) / sd: $passageSources [[node id, z / sum of z]], computed by the client
+//     (graph/passage_vectors.py), here scaled to sum 1 - $entityShare (`passageShare`; 1 when no entity links);
 // then passages ranked by their own PPR mass. `contributors`: the passage's phrases among the $topPhrases
-// with the most mass (of the $window nodes with the most), with that mass; `topSeeds`: the largest passage seeds.
-// $graphVersion: see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds, $embedding,
-// $entityShare, $damping, $maxIterations, $tolerance, $concurrency, $topK, $topPhrases, $topSeeds, $window.
+// with the most mass (of the $window nodes with the most), with that mass.
+// $graphVersion: see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds, $passageSources,
+// $entityShare, $damping, $maxIterations, $tolerance, $concurrency, $topK, $topPhrases, $window.
 // the walk runs in a subquery that returns only (nodeId, score) rows: the sort below then buffers small
 // rows, not rows that also carry the seed lists (the server's transaction memory counts those per row)
 CALL () {
@@ -16,40 +17,25 @@ CALL () {
     WHERE coalesce(ph.since, 0) <= $graphVersion
     RETURN collect([ph, seed.weight]) AS phraseSources
   }
-  CALL () {
-    MATCH (p:Passage {ns: $ns})
-    WHERE p.embedding IS NOT NULL AND coalesce(p.since, 0) <= $graphVersion
-    WITH p, vector.similarity.cosine(p.embedding, $embedding) AS s
-    WITH collect([p, s]) AS scored, avg(s) AS mean, stDevP(s) AS sd
-    WITH [x IN scored WHERE sd > 0 AND x[1] > mean | [x[0], (x[1] - mean) / sd]] AS above
-    RETURN above, reduce(t = 0.0, x IN above | t + x[1]) AS zTotal
-  }
-  WITH phraseSources, above, zTotal,
-       CASE WHEN size(phraseSources) > 0 THEN 1.0 - $entityShare ELSE 1.0 END AS passageShare
-  WITH phraseSources, [x IN above | [x[0], passageShare * x[1] / zTotal]] AS passageSources
-  // the largest passage seeds, taken before the walk: the rows after it do not carry the seed list
-  CALL (passageSources) {
-    UNWIND passageSources AS x
-    WITH x ORDER BY x[1] DESC LIMIT $topSeeds
-    RETURN collect({id: x[0].id, weight: x[1]}) AS topSeeds
-  }
+  WITH phraseSources, CASE WHEN size(phraseSources) > 0 THEN 1.0 - $entityShare ELSE 1.0 END AS passageShare
+  WITH phraseSources, passageShare, [x IN $passageSources | [x[0], passageShare * x[1]]] AS passageSources
   CALL gds.pageRank.stream($graph, {
     sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
     relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
     concurrency: $concurrency
   })
   YIELD nodeId, score
-  WITH topSeeds, nodeId, score WHERE score > 0
-  RETURN topSeeds, nodeId, score
+  WITH passageShare, nodeId, score WHERE score > 0
+  RETURN passageShare, nodeId, score
 }
 // only the $window nodes with the most mass are looked up: the top passages are among them when they hold
 // $topK passages or are all the nodes with mass (`complete`; else the client runs the statement again with a
 // larger window), and the explanation's phrases are the window's
-WITH topSeeds, nodeId, score ORDER BY score DESC LIMIT $window
+WITH passageShare, nodeId, score ORDER BY score DESC LIMIT $window
 // a node deleted after the snapshot was projected can be gone or its id reused: keep this namespace's nodes
-WITH topSeeds, gds.util.asNode(nodeId) AS n, score
-WITH topSeeds, n, score, n.ns = $ns AND coalesce(n.since, 0) <= $graphVersion AS ours
-WITH topSeeds, count(*) AS windowSize, collect(CASE WHEN ours AND n:Passage THEN [n, score] END) AS passages,
+WITH passageShare, gds.util.asNode(nodeId) AS n, score
+WITH passageShare, n, score, n.ns = $ns AND coalesce(n.since, 0) <= $graphVersion AS ours
+WITH passageShare, count(*) AS windowSize, collect(CASE WHEN ours AND n:Passage THEN [n, score] END) AS passages,
      collect(CASE WHEN ours AND n:Phrase THEN [n, score] END) AS phrases
 CALL (phrases) {
   UNWIND phrases AS x
@@ -65,5 +51,5 @@ CALL (passages, top) {
   RETURN collect({id: p.id, title: p.title, text: p.text, score: score,
                   contributors: [t IN top WHERE t[0] IN named | {phrase: t[0].text, contribution: t[1]}]}) AS ranked
 }
-RETURN ranked, [t IN top | {phrase: t[0].text, mass: t[1]}][..10] AS topPhrases, topSeeds,
+RETURN ranked, [t IN top | {phrase: t[0].text, mass: t[1]}][..10] AS topPhrases, passageShare,
        windowSize < $window OR size(passages) >= $topK AS complete

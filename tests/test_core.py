@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -13,6 +14,8 @@ from hippo_neo4j import HippoConfig
 from hippo_neo4j.cli import cli
 from hippo_neo4j.corpus import load_openie
 from hippo_neo4j.evaluation.reference import ReferenceGraph
+from hippo_neo4j.graph import projection
+from hippo_neo4j.graph.passage_vectors import PassageVectors
 
 from .conftest import DATASETS
 
@@ -180,6 +183,61 @@ def test_namespaces_never_see_each_other(memory_factory):
     assert all(link.phrase in {"apple", "tree"} for link in linked)
     two.delete(["shared-id"])
     assert one.stats()["passages"] == 1 and two.stats()["passages"] == 0
+
+
+def test_the_clients_passage_vectors_follow_every_write_and_equal_the_servers_cosines(memory_factory):
+    """entity-ppr and hipporag2 seed passages by their cosine to the query, computed by the client from the
+    passage vectors it holds (graph/passage_vectors.py): after adds, updates and deletes they must give what
+    the server computes from the stored embeddings, for the passages of the projection walked."""
+    memory = memory_factory()
+    memory.index(PATH_CORPUS)
+    ns, db, driver = memory.namespace, memory.database, memory.driver
+    held = memory.retrieval.passage_vectors()
+    server = PassageVectors(memory.store, limit_mb=0)  # too large for no memory: the server computes them
+    fetched: list[int] = []
+    run = memory.store.run
+
+    def counting(name, **params):
+        if name == "passage_vectors" and params.get("vectors"):
+            fetched.append(len(params["nodes"]) if params["nodes"] is not None else -1)
+        return run(name, **params)
+
+    memory.store.run = counting
+    query = memory.encoder.encode_queries(["Which Stanford professor works on Alzheimer's?"])[0]
+
+    def same(graph):
+        mine, theirs = held.cosines(query, graph), server.cosines(query, graph)
+        assert server.server_side and not held.server_side
+        assert dict(zip(mine.ids, mine.nodes.tolist())) == dict(zip(theirs.ids, theirs.nodes.tolist()))
+        assert dict(zip(mine.ids, mine.cosine)) == pytest.approx(dict(zip(theirs.ids, theirs.cosine)), abs=1e-6)
+        return set(mine.ids)
+
+    before = projection.ensure(driver, db, ns, "passage")
+    assert same(before) == {p["id"] for p in PATH_CORPUS} and fetched == [-1]  # every vector, in one read
+    memory.index([P("okafor", "Professor Chidi Okafor works on Alzheimer's disease at Stanford.")])
+    after = projection.ensure(driver, db, ns, "passage")
+    assert "okafor" in same(after) and fetched[1:] == [1]  # only the new passage's vector
+    stale = replace(before, current=after.current)  # a walk on the older projection: the new passage is not in it
+    assert same(stale) == {p["id"] for p in PATH_CORPUS}
+    memory.index([P("ng", "Andrew Ng teaches machine learning at Stanford University.")])  # an update
+    memory.delete(["hall"])
+    now = projection.ensure(driver, db, ns, "passage")
+    assert same(now) == {p["id"] for p in PATH_CORPUS} - {"hall"} | {"okafor"} and fetched[2:] == [1]  # ng's new vector
+
+
+def test_walks_rank_alike_whether_the_client_or_the_server_scores_the_passages(memory_factory, monkeypatch):
+    memory = memory_factory()
+    memory.index(PATH_CORPUS)
+    question, entities = "Which Stanford professor works on Alzheimer's?", ["Stanford", "Alzheimer's"]
+    held = {mode: memory.query(question, mode=mode, entities=entities, top_k=5, filter=False) for mode in ("entity-ppr", "hipporag2")}
+    monkeypatch.setenv("HIPPO_PASSAGE_VECTORS_MB", "0")
+    on_server = memory_factory(namespace=memory.namespace)
+    for mode, result in held.items():
+        theirs = on_server.query(question, mode=mode, entities=entities, top_k=5, filter=False)
+        assert on_server.retrieval.passage_vectors().server_side
+        assert [p.id for p in theirs.passages] == [p.id for p in result.passages]
+        assert [p.score for p in theirs.passages] == pytest.approx([p.score for p in result.passages], rel=1e-5)
+        assert [s.node for s in theirs.passage_seeds] == [s.node for s in result.passage_seeds] != []
 
 
 def test_no_entity_link_falls_back_to_dense_and_says_so(memory_factory):

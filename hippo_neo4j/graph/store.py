@@ -129,16 +129,22 @@ class GraphStore:
         return results
 
     def walk(
-        self, statement: str, kind: str, *, fresh: bool = True, needs: int = 0, **params: Any
+        self, statement: str, kind: str, *, fresh: bool = True, needs: int = 0,
+        prepare: Callable[[projection.Projection], dict[str, Any]] | None = None, **params: Any,
     ) -> tuple[list[Any], projection.Projection]:
         """Run a PPR statement (``$graph``, ``$graphVersion``) on a projection of ``kind``: the current one
         (``fresh``, projected first if needed) or the newest complete one, refreshed in the background when
-        it is behind (:func:`projection.ensure`). The records, and the projection they came from."""
+        it is behind (:func:`projection.ensure`). ``prepare(projection)`` gives the parameters that depend on
+        the projection walked (its passage seeds). The records, and the projection they came from."""
+        def run(graph: projection.Projection) -> list[Any]:
+            more = prepare(graph) if prepare is not None else {}
+            return self.run(statement, graph=graph.name, graphVersion=graph.version, **params, **more)
+
         graph = projection.ensure(self.driver, self.database, self.namespace, kind, fresh=fresh)
         if graph.version < needs:  # a seed is newer than this projection
             graph = projection.ensure(self.driver, self.database, self.namespace, kind, fresh=True)
         try:
-            return self.run(statement, graph=graph.name, graphVersion=graph.version, **params), graph
+            return run(graph), graph
         except ClientError as exc:
             # the projection was dropped meanwhile (a newer one replaced it), or a seed is not in it (a node of
             # a namespace written before nodes recorded `since`: "sourceNodes ... do not exist"): use the
@@ -147,7 +153,7 @@ class GraphStore:
                 raise
             projection.forget(self.driver, self.database, self.namespace)
             graph = projection.ensure(self.driver, self.database, self.namespace, kind, fresh=True)
-            return self.run(statement, graph=graph.name, graphVersion=graph.version, **params), graph
+            return run(graph), graph
 
     def has_passages(self) -> bool:
         return bool(self.run("namespace_has_passages")[0]["any"])

@@ -14,6 +14,8 @@ from pydantic import BaseModel
 
 from ..config import HippoConfig
 from ..errors import ConfigError
+from ..graph.passage_vectors import PassageVectors
+from ..graph.projection import Projection
 from ..graph.store import GraphStore
 from ..models import Contributor, RetrievalResult, RetrievedPassage
 from ..text import scrub
@@ -41,6 +43,13 @@ class RetrievalContext:
     fact_filter: Callable[[], Any] = lambda: None
     filler: type["Retriever"] | None = None  # tops up a result short of top_k (dense retrieval); None: no top-up
     _retrievers: dict[type, "Retriever"] = field(default_factory=dict)
+    _passage_vectors: PassageVectors | None = None
+
+    def passage_vectors(self) -> PassageVectors:
+        """The namespace's passage vectors, read once and kept current (walks that seed every passage)."""
+        if self._passage_vectors is None:
+            self._passage_vectors = PassageVectors(self.store)
+        return self._passage_vectors
 
     def retriever(self, kind: type["Retriever"]) -> "Retriever":
         """One retriever of each class per context (retrievers compose: hybrid runs hipporag1 and dense)."""
@@ -86,7 +95,8 @@ class Retriever(ABC):
         return result
 
     def walk(
-        self, result: RetrievalResult, query: Query, statement: str, kind: str, *, needs: int = 0, **params: Any
+        self, result: RetrievalResult, query: Query, statement: str, kind: str, *, needs: int = 0,
+        prepare: Callable[[Projection], dict[str, Any]] | None = None, **params: Any,
     ) -> list[Any]:
         """Run a PPR statement on the namespace's projection of ``kind`` (see :meth:`GraphStore.walk`) and
         record in ``result`` which graph version it walked and how many writes that version has not seen.
@@ -94,7 +104,7 @@ class Retriever(ABC):
         ``needs``: the graph version that created the newest seed phrase. A projection older than that lacks
         the seed, so the walk waits for the current one: a query about what was just written is answered
         from it; an older projection serves only queries whose seeds it holds."""
-        records, graph = self.store.walk(statement, kind, fresh=query.fresh, needs=needs, **params)
+        records, graph = self.store.walk(statement, kind, fresh=query.fresh, needs=needs, prepare=prepare, **params)
         result.graph_version, result.writes_behind = graph.version, graph.behind
         return records
 

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from ..config import HippoConfig
+from ..graph.passage_vectors import PassageCosines
+from ..graph.projection import Projection
 from ..models import LinkedEntity, RetrievalResult, Seed
 from .base import Query, Retriever, to_passages
 from .hipporag1 import HippoRAG1Retriever
@@ -30,6 +32,7 @@ from .linking import newest_seed
 # nodes cut the statement by 30 % with every ranking and score unchanged, and held top_k passages for all 100
 # questions with both graphs (bench/ppr_statements.py).
 WINDOW = 500
+TOP_SEEDS = 5  # passage seeds the explanation lists
 
 
 def entity_seeds(linked: list[LinkedEntity], share: float) -> dict[str, float]:
@@ -42,11 +45,31 @@ def entity_seeds(linked: list[LinkedEntity], share: float) -> dict[str, float]:
     return {t: share * w / total for t, w in weights.items()} if total > 0 else {}
 
 
-def entity_ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: int, vector: np.ndarray) -> dict[str, Any]:
-    """The parameters of ``cypher/entity_ppr_passages.cypher`` (all but ``$graph`` and ``$ns``)."""
+def z_score_seeds(cosines: PassageCosines) -> np.ndarray:
+    """Each passage's seed before the share: its z-score (cos - mean) / sd over the passages, for those above
+    the mean (0 for the rest), normalised to sum 1; all 0 when every passage scores alike."""
+    c = cosines.cosine
+    weights = np.zeros(len(c))
+    if len(c) == 0:
+        return weights
+    mean, sd = c.mean(), c.std()
+    if not sd > 0:
+        return weights
+    above = c > mean
+    weights[above] = (c[above] - mean) / sd
+    return weights / weights.sum()
+
+
+def passage_sources(cosines: PassageCosines, weights: np.ndarray) -> list[list[Any]]:
+    """GDS source rows [node id, weight] of the passages with a positive weight."""
+    return [[int(n), float(w)] for n, w in zip(cosines.nodes, weights) if w > 0]
+
+
+def entity_ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: int) -> dict[str, Any]:
+    """The parameters of ``cypher/entity_ppr_passages.cypher`` but those that depend on the projection walked
+    (``$graph``, ``$graphVersion``, ``$passageSources``) and ``$ns``."""
     return {
         "seeds": [{"text": t, "weight": w} for t, w in seeds.items()],
-        "embedding": vector.tolist(),
         "entityShare": config.entity_share,
         "damping": config.damping,
         "maxIterations": config.ppr_max_iterations,
@@ -54,7 +77,6 @@ def entity_ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: i
         "concurrency": config.ppr_concurrency,
         "topK": top_k,
         "topPhrases": max(config.top_phrases, 100),
-        "topSeeds": 5,
         "window": WINDOW,
     }
 
@@ -84,14 +106,23 @@ class EntityPPRRetriever(Retriever):
                 return result  # search() says the namespace is empty
             result.warning = "no query entity links to a phrase: the walk starts from the passages like the query"
         newest = newest_seed(seeds, linked)
-        params = entity_ppr_parameters(config, seeds, top_k, vector)
-        records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, **params)
+        params = entity_ppr_parameters(config, seeds, top_k)
+        walked: dict[str, Any] = {}
+
+        def prepare(graph: Projection) -> dict[str, Any]:  # the passage seeds of the passages in this projection
+            walked["cosines"] = cosines = self.context.passage_vectors().cosines(vector, graph)
+            walked["weights"] = weights = z_score_seeds(cosines)
+            return {"passageSources": passage_sources(cosines, weights)}
+
+        records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare, **params)
         while records and not records[0]["complete"]:  # fewer than top_k passages in the window: widen it
             params["window"] *= 8  # (the sort's memory grows with the window, so it is not made all nodes at once)
-            records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, **params)
+            records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare, **params)
         if records:
             ranked = sorted(records[0]["ranked"], key=lambda r: (-r["score"], r["id"]))
             result.passages = to_passages(ranked)
             result.top_phrases = records[0]["topPhrases"]
-            result.passage_seeds = [Seed(node=x["id"], weight=x["weight"]) for x in records[0]["topSeeds"]]
+            share = records[0]["passageShare"]
+            top = walked["cosines"].top(walked["weights"], TOP_SEEDS)
+            result.passage_seeds = [Seed(node=x["id"], weight=share * x["weight"]) for x in top if x["weight"] > 0]
         return result

@@ -11,25 +11,38 @@ import numpy as np
 
 from ..config import HippoConfig
 from ..models import FactHit, RetrievalResult, Seed
+from ..graph.passage_vectors import PassageCosines
+from ..graph.projection import Projection
 from .base import Query, Retriever, to_passages
 from .dense import DenseRetriever
+from .entity_ppr import TOP_SEEDS, passage_sources
 from .hipporag1 import HippoRAG1Retriever, ppr_parameters
 from .linking import fact_seeds, link_facts, newest_seed, recognise
 
 
-def ppr2_parameters(
-    config: HippoConfig, seeds: dict[str, float], top_k: int, vector: np.ndarray, seed_rows: list[dict[str, Any]] | None
-) -> dict[str, Any]:
-    """The parameters of ``cypher/ppr2_passages.cypher`` (all but ``$graph`` and ``$ns``); ``seed_rows`` are
-    :meth:`HippoRAG2Retriever.passage_seed_rows` (None: every passage is seeded in the statement)."""
-    shared = {k: v for k, v in ppr_parameters(config, seeds, top_k).items() if k not in ("minMass", "topPhrases")}
-    return shared | {
-        "embedding": vector.tolist(),
-        "passageWeight": config.passage_node_weight,
-        "passageSeeds": config.passage_node_weight > 0,
-        "passageSeedRows": seed_rows,
-        "topSeeds": 5,
-    }
+def ppr2_parameters(config: HippoConfig, seeds: dict[str, float], top_k: int) -> dict[str, Any]:
+    """The parameters of ``cypher/ppr2_passages.cypher`` but those that depend on the projection walked
+    (``$graph``, ``$graphVersion``, ``$passageSources``: :func:`passage_seeds`) and ``$ns``."""
+    return {k: v for k, v in ppr_parameters(config, seeds, top_k).items() if k not in ("minMass", "topPhrases")}
+
+
+def passage_seeds(config: HippoConfig, cosines: PassageCosines, given: list[dict[str, Any]] | None) -> np.ndarray:
+    """Each passage's seed: ``passage_node_weight`` x its min-max normalised cosine (0 at the minimum), or
+    with ``given`` (:meth:`HippoRAG2Retriever.passage_seed_rows`) those rows' weights, 0 for the rest."""
+    weights = np.zeros(len(cosines.ids))
+    if config.passage_node_weight <= 0 or not len(weights):
+        return weights
+    if given is not None:
+        where = {pid: i for i, pid in enumerate(cosines.ids)}
+        for row in given:
+            if row["id"] in where:
+                weights[where[row["id"]]] = row["weight"]
+        return weights
+    c = cosines.cosine
+    lo, hi = c.min(), c.max()
+    if hi > lo:
+        weights = config.passage_node_weight * (c - lo) / (hi - lo)
+    return weights
 
 
 class HippoRAG2Retriever(Retriever):
@@ -87,11 +100,19 @@ class HippoRAG2Retriever(Retriever):
             result.top_phrases = records[0]["topPhrases"] if records else []
             result.passages = to_passages(records)
             return result
-        params = ppr2_parameters(cfg, seeds, top_k, vector, self.passage_seed_rows(text, vector, cfg))
-        records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, **params)
+        given = self.passage_seed_rows(text, vector, cfg)
+        walked: dict[str, Any] = {}
+
+        def prepare(graph: Projection) -> dict[str, Any]:  # the passage seeds of the passages in this projection
+            walked["cosines"] = cosines = self.context.passage_vectors().cosines(vector, graph)
+            walked["weights"] = weights = passage_seeds(cfg, cosines, given)
+            return {"passageSources": passage_sources(cosines, weights)}
+
+        records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=prepare, **ppr2_parameters(cfg, seeds, top_k))
         if records:
             result.passages = to_passages(records[0]["ranked"])
-            result.passage_seeds = [Seed(node=x["id"], weight=x["weight"]) for x in records[0]["topSeeds"]]
+            top = walked["cosines"].top(walked["weights"], TOP_SEEDS)
+            result.passage_seeds = [Seed(node=x["id"], weight=x["weight"]) for x in top if x["weight"] > 0]
         return result
 
     def passage_seed_rows(self, text: str, vector: np.ndarray, config: HippoConfig) -> list[dict[str, Any]] | None:
