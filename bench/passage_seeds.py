@@ -14,22 +14,15 @@ import statistics
 import time
 
 from hippo_neo4j import HippoRAG
-from hippo_neo4j.evaluation import load_dataset
-from hippo_neo4j.extract.offline import OfflineExtractor
 from hippo_neo4j.graph.passage_vectors import PassageVectors
 
-from suite import namespace_parser
+from suite import namespace_questions
 
 MODES = ("entity-ppr", "hipporag2")
 
 
 def main() -> None:
-    parser = namespace_parser(__doc__)
-    parser.add_argument("--queries", type=int, default=100)
-    args = parser.parse_args()
-    extractor = OfflineExtractor()
-    questions = [(q.question, extractor.query_entities(q.question))
-                 for q in load_dataset(args.dataset).questions[: args.queries]]
+    args, extractor, questions = namespace_questions(__doc__, 100)
     out: dict[str, dict] = {}
     with HippoRAG(namespace=args.namespace, extractor=extractor) as client:
         server = HippoRAG(namespace=args.namespace, extractor=extractor, driver=client.driver)
@@ -37,10 +30,10 @@ def main() -> None:
         for mode in MODES:
             times: dict[str, list[float]] = {"client": [], "server": []}
             equal, largest = 0, 0.0
-            for text, entities in questions[:3]:  # warm-up: the client reads the vectors once
+            for text, entities in ((q.text, q.entities) for q in questions[:3]):  # warm-up: the client reads the vectors once
                 for memory in (client, server):
                     memory.query(text, mode=mode, entities=entities, filter=False)
-            for text, entities in questions:
+            for text, entities in ((q.text, q.entities) for q in questions):
                 ranked = {}
                 for name, memory in (("client", client), ("server", server)):
                     began = time.perf_counter()

@@ -16,14 +16,12 @@ import time
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.db import cypher
-from hippo_neo4j.evaluation import load_dataset
-from hippo_neo4j.extract.offline import OfflineExtractor
 from hippo_neo4j.graph import projection
 from hippo_neo4j.retrieve import entity_ppr
 from hippo_neo4j.retrieve.entity_ppr import entity_ppr_parameters, entity_seeds, passage_sources, z_score_seeds
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
 
-from suite import namespace_parser
+from suite import namespace_questions
 
 WIDE = 4000  # a window 8 times wider
 PPR = """UNWIND $seeds AS seed MATCH (ph:Phrase {ns: $ns, text: seed.text})
@@ -34,12 +32,7 @@ YIELD nodeId, score RETURN count(*) AS nodes"""
 
 
 def main() -> None:
-    parser = namespace_parser(__doc__)
-    parser.add_argument("--queries", type=int, default=15)
-    args = parser.parse_args()
-    extractor = OfflineExtractor()
-    questions = [(q.question, extractor.query_entities(q.question))
-                 for q in load_dataset(args.dataset).questions[: args.queries]]
+    args, extractor, questions = namespace_questions(__doc__, 15)
     entity_statement = cypher("entity_ppr_passages")
     with HippoRAG(namespace=args.namespace, extractor=extractor) as memory:
         ns, db, driver = memory.namespace, memory.database, memory.driver
@@ -49,7 +42,7 @@ def main() -> None:
             "pagerank, 1 iteration", "pagerank, to tolerance", "passage cosines on the server",
             f"entity-ppr, window {entity_ppr.WINDOW}", f"entity-ppr, window {WIDE}")}
         client: list = []  # query vectors, for the client's passage cosines
-        for text, entities in questions:
+        for text, entities in ((q.text, q.entities) for q in questions):
             linked = memory.link_entities(entities)
             seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
             if seeds:

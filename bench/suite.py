@@ -79,6 +79,19 @@ def namespace_parser(doc: str) -> argparse.ArgumentParser:
     return parser
 
 
+def namespace_questions(doc: str, queries: int, more: Callable[[argparse.ArgumentParser], None] = lambda p: None) -> tuple[argparse.Namespace, Any, list[Query]]:
+    """:func:`namespace_parser`'s command line with ``--queries`` (default ``queries``) and the options
+    ``more`` adds, parsed; the offline extractor; and the dataset's first questions with their query entities."""
+    parser = namespace_parser(doc)
+    parser.add_argument("--queries", type=int, default=queries)
+    more(parser)
+    args = parser.parse_args()
+    extractor = make_extractor("offline")
+    questions = [Query(q.question, list(extractor.query_entities(q.question)))
+                 for q in load_dataset(args.dataset).questions[: args.queries]]
+    return args, extractor, questions
+
+
 # ------------------------------------------------------------------------------------ in-process baseline
 
 

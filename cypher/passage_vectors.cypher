@@ -1,16 +1,9 @@
 // The namespace's passages with an embedding, as the client's passage-vector cache reads them
-// (graph/passage_vectors.py): the Neo4j node id (what GDS takes as a PPR source), the passage id, `since`,
-// the content hash (which changes when the passage does) and, with $vectors, the embedding.
-// $nodes: only these node ids (the passages new or changed since the cache was read); null: all of them.
-CALL () {
-  MATCH (p:Passage {ns: $ns})
-  WHERE $nodes IS NULL AND p.embedding IS NOT NULL
-  RETURN p
-  UNION
-  UNWIND coalesce($nodes, []) AS node
-  MATCH (p:Passage)
-  WHERE id(p) = node AND p.ns = $ns AND p.embedding IS NOT NULL
-  RETURN p
-}
-RETURN id(p) AS node, p.id AS id, coalesce(p.since, 0) AS since, p.hash AS hash,
-       CASE WHEN $vectors THEN p.embedding END AS embedding
+// (graph/passage_vectors.py), in one row of parallel lists: the Neo4j node ids (what GDS takes as PPR
+// sources), the passage ids, `since`, the content hashes (which change when the passage does; '' before the
+// passage is sealed) and, with $vectors, the embeddings (else an empty list: the embeddings are then not
+// read). passage_vectors_of.cypher reads given passages.
+MATCH (p:Passage {ns: $ns})
+WHERE p.embedding IS NOT NULL
+RETURN collect(id(p)) AS nodes, collect(p.id) AS ids, collect(coalesce(p.since, 0)) AS since,
+       collect(coalesce(p.hash, '')) AS hashes, collect(CASE WHEN $vectors THEN p.embedding END) AS embeddings

@@ -198,8 +198,10 @@ def test_the_clients_passage_vectors_follow_every_write_and_equal_the_servers_co
     run = memory.store.run
 
     def counting(name, **params):
-        if name == "passage_vectors" and params.get("vectors"):
-            fetched.append(len(params["nodes"]) if params["nodes"] is not None else -1)
+        if name == "passage_vectors" and params["vectors"]:
+            fetched.append(-1)
+        elif name == "passage_vectors_of":
+            fetched.append(len(params["nodes"]))
         return run(name, **params)
 
     memory.store.run = counting

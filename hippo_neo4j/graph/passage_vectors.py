@@ -43,7 +43,11 @@ class PassageCosines:
 
     def top(self, weights: np.ndarray, n: int) -> list[dict[str, Any]]:
         """The ``n`` largest of ``weights`` (one per passage, in this order) with their passage ids."""
-        order = sorted(range(len(weights)), key=lambda i: (-weights[i], self.ids[i]))[:n]
+        k = min(n, len(weights))
+        if k <= 0:
+            return []
+        candidates = np.argpartition(-weights, k - 1)[:k]
+        order = sorted(candidates.tolist(), key=lambda i: (-weights[i], self.ids[i]))
         return [{"id": self.ids[i], "weight": float(weights[i])} for i in order]
 
 
@@ -61,9 +65,9 @@ class PassageVectors:
 
     def _clear(self) -> None:
         self.nodes = np.zeros(0, dtype=np.int64)
-        self.ids: list[str] = []
+        self.ids = np.zeros(0, dtype=object)
         self.since = np.zeros(0, dtype=np.int64)
-        self.hashes: list[str | None] = []
+        self.hashes = np.zeros(0, dtype=object)
         self.matrix = np.zeros((0, 0), dtype=np.float32)
 
     def cosines(self, vector: np.ndarray, graph: "Projection") -> PassageCosines:
@@ -73,25 +77,25 @@ class PassageVectors:
             if self.version != graph.current:
                 self._refresh(graph.current, len(query))
             if not self.server_side:
-                keep = self.since <= graph.version
                 norm = float(np.linalg.norm(query))
-                rows = self.matrix[keep]
-                cosine = rows @ (query / norm) if norm > 0 and len(rows) else np.zeros(len(rows), np.float32)
-                ids = [i for i, k in zip(self.ids, keep) if k]
-                return PassageCosines(self.nodes[keep], ids, cosine.astype(np.float64))
-        rows = self.store.run("passage_cosines", embedding=query.astype(float).tolist(), graphVersion=graph.version)
-        return PassageCosines(
-            np.array([r["node"] for r in rows], dtype=np.int64), [r["id"] for r in rows],
-            np.array([r["cosine"] for r in rows], dtype=np.float64),
-        )
+                every = len(self.nodes)
+                cosine = self.matrix @ (query / norm) if norm > 0 and every else np.zeros(every, np.float32)
+                if every and self.since.max() > graph.version:  # passages newer than the projection walked
+                    keep = self.since <= graph.version
+                    return PassageCosines(self.nodes[keep], list(self.ids[keep]), cosine[keep].astype(np.float64))
+                return PassageCosines(self.nodes, list(self.ids), cosine.astype(np.float64))
+        found = self.store.run("passage_cosines", embedding=query.astype(float).tolist(), graphVersion=graph.version)[0]
+        return PassageCosines(np.array(found["nodes"], dtype=np.int64), list(found["ids"]),
+                              np.array(found["cosines"], dtype=np.float64))
 
     def _refresh(self, version: int, dimension: int) -> None:
         """Bring the cache to the namespace's graph version ``version``, read before this call (a write that
         lands meanwhile moves the version again, and the next query refreshes once more): the node ids and
-        hashes of every passage, then the vectors of those not cached with the same hash."""
-        stamps = self.store.run("passage_vectors", nodes=None, vectors=False)
+        hashes of every passage, then the vectors of those not cached with the same hash (a passage not yet
+        sealed has none, and is read again)."""
+        stamps = self.store.run("passage_vectors", vectors=False)[0]
         self.version = version
-        if len(stamps) * dimension * 4 / 2**20 > self.limit_mb:
+        if len(stamps["nodes"]) * dimension * 4 / 2**20 > self.limit_mb:
             self._clear()
             self.server_side = True
             return
@@ -99,32 +103,32 @@ class PassageVectors:
         known = {int(n): (h, i) for i, (n, h) in enumerate(zip(self.nodes, self.hashes))}
         keep: list[int] = []
         fetch: list[int] = []
-        for r in stamps:
-            cached = known.get(r["node"])
-            if cached is not None and r["hash"] is not None and cached[0] == r["hash"]:
+        for node, digest in zip(stamps["nodes"], stamps["hashes"]):
+            cached = known.get(node)
+            if cached is not None and digest and cached[0] == digest:
                 keep.append(cached[1])
             else:
-                fetch.append(r["node"])
+                fetch.append(node)
         if not keep:  # nothing to reuse: every vector in one statement
-            self._set(self.store.run("passage_vectors", nodes=None, vectors=True))
+            self._set(self.store.run("passage_vectors", vectors=True)[0])
             return
-        fetched = self.store.run("passage_vectors", nodes=fetch, vectors=True) if fetch else []
-        reused = [{"node": int(self.nodes[i]), "id": self.ids[i], "since": int(self.since[i]), "hash": self.hashes[i]}
-                  for i in keep]
-        self._set(reused + list(fetched), kept=self.matrix[keep])
+        fetched = self.store.run("passage_vectors_of", nodes=fetch)[0] if fetch else None
+        self._set(fetched, keep)
 
-    def _set(self, rows: list[Any], kept: np.ndarray | None = None) -> None:
-        """Rows carrying ``embedding`` are new vectors; the first ``len(kept)`` rows reuse ``kept``."""
-        first = 0 if kept is None else len(kept)
-        fresh = [np.asarray(r["embedding"], dtype=np.float32) for r in rows[first:]]
-        blocks = ([kept] if kept is not None else []) + ([np.vstack(fresh)] if fresh else [])
-        matrix = np.vstack(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
-        if fresh:  # unit rows, so that one product gives the cosines
-            tail = matrix[first:]
-            norms = np.linalg.norm(tail, axis=1, keepdims=True)
-            matrix[first:] = np.divide(tail, norms, out=np.zeros_like(tail), where=norms > 0)
-        self.matrix = matrix
-        self.nodes = np.array([r["node"] for r in rows], dtype=np.int64)
-        self.ids = [r["id"] for r in rows]
-        self.since = np.array([r["since"] for r in rows], dtype=np.int64)
-        self.hashes = [r["hash"] for r in rows]
+    def _set(self, fetched: Any, keep: list[int] | None = None) -> None:
+        """The cached rows ``keep`` (indexes; None: none), then the passages of ``fetched`` (a record of
+        parallel lists, with embeddings) if any."""
+        keep = keep or []
+        new = fetched["embeddings"] if fetched is not None else []
+        rows = np.asarray(new, dtype=np.float32).reshape(len(new), -1) if len(new) else None
+        if rows is not None:  # unit rows, so that one product gives the cosines
+            norms = np.linalg.norm(rows, axis=1, keepdims=True)
+            rows = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+        blocks = ([self.matrix[keep]] if keep else []) + ([rows] if rows is not None else [])
+        def column(key: str, dtype: Any) -> np.ndarray:
+            old = getattr(self, key)[keep]
+            return np.concatenate([old, np.array(fetched[key], dtype=dtype)]) if fetched is not None else old
+
+        self.matrix = np.vstack(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
+        self.nodes, self.since = column("nodes", np.int64), column("since", np.int64)
+        self.ids, self.hashes = column("ids", object), column("hashes", object)

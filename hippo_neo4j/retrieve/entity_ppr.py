@@ -62,7 +62,8 @@ def z_score_seeds(cosines: PassageCosines) -> np.ndarray:
 
 def passage_sources(cosines: PassageCosines, weights: np.ndarray) -> list[list[Any]]:
     """GDS source rows [node id, weight] of the passages with a positive weight."""
-    return [[int(n), float(w)] for n, w in zip(cosines.nodes, weights) if w > 0]
+    positive = weights > 0
+    return [list(pair) for pair in zip(cosines.nodes[positive].tolist(), weights[positive].tolist())]
 
 
 def entity_ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: int) -> dict[str, Any]:
