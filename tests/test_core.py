@@ -194,6 +194,7 @@ def test_the_clients_passage_vectors_follow_every_write_and_equal_the_servers_co
     ns, db, driver = memory.namespace, memory.database, memory.driver
     held = memory.retrieval.passage_vectors()
     server = PassageVectors(memory.store, limit_mb=0)  # too large for no memory: the server computes them
+    held.asked = server.asked = 1  # past the first query, which the server scores
     fetched: list[int] = []
     run = memory.store.run
 
@@ -225,15 +226,22 @@ def test_the_clients_passage_vectors_follow_every_write_and_equal_the_servers_co
     memory.delete(["hall"])
     now = projection.ensure(driver, db, ns, "passage")
     assert same(now) == {p["id"] for p in PATH_CORPUS} - {"hall"} | {"okafor"} and fetched[2:] == [1]  # ng's new vector
+    fresh = PassageVectors(memory.store)  # a client's first query is scored by the server: nothing read
+    assert fresh.cosines(query, now).ids == server.cosines(query, now).ids and fresh.version is None
+    assert len(fresh.cosines(query, now).ids) == len(fresh.nodes) == len(PATH_CORPUS)  # then it reads them
+    assert fetched[3:] == [-1]
 
 
 def test_walks_rank_alike_whether_the_client_or_the_server_scores_the_passages(memory_factory, monkeypatch):
     memory = memory_factory()
     memory.index(PATH_CORPUS)
     question, entities = "Which Stanford professor works on Alzheimer's?", ["Stanford", "Alzheimer's"]
+    memory.retrieval.passage_vectors().asked = 1  # past the first query, which the server scores
     held = {mode: memory.query(question, mode=mode, entities=entities, top_k=5, filter=False) for mode in ("entity-ppr", "hipporag2")}
+    assert not memory.retrieval.passage_vectors().server_side and memory.retrieval.passage_vectors().version is not None
     monkeypatch.setenv("HIPPO_PASSAGE_VECTORS_MB", "0")
     on_server = memory_factory(namespace=memory.namespace)
+    on_server.retrieval.passage_vectors().asked = 1
     for mode, result in held.items():
         theirs = on_server.query(question, mode=mode, entities=entities, top_k=5, filter=False)
         assert on_server.retrieval.passage_vectors().server_side

@@ -7,7 +7,9 @@ once and computes the cosines with one matrix product, then hands GDS the seeds 
 write (the namespace's graph version moved), the next query re-reads the passages' node ids and content
 hashes, without their vectors, and fetches the vectors of the passages that are new or changed only; a
 deleted passage drops out. A namespace whose vectors exceed ``HIPPO_PASSAGE_VECTORS_MB`` (default 1024 MB)
-is scored by the server instead (``cypher/passage_cosines.cypher``), with the same result.
+is scored by the server instead (``cypher/passage_cosines.cypher``), with the same result. So is a client's
+first query: a one-shot process (``hippo query``) would read every vector to score one query, where the
+server reads each embedding once as well but sends back one number per passage.
 
 Which passages a walk seeds is decided per query: those of the projection's graph version or older
 (``since``), as the statements did.
@@ -60,6 +62,7 @@ class PassageVectors:
         self.limit_mb = memory_limit_mb() if limit_mb is None else limit_mb
         self.version: int | None = None  # the namespace's graph version the cache was read at
         self.server_side = False  # too large for the limit: the server computes the cosines
+        self.asked = 0  # queries answered
         self._lock = threading.Lock()
         self._clear()
 
@@ -74,9 +77,10 @@ class PassageVectors:
         """The cosine of ``vector`` and every passage with an embedding in ``graph``'s version (``since``)."""
         query = np.asarray(vector, dtype=np.float32)
         with self._lock:
-            if self.version != graph.current:
+            self.asked += 1
+            if self.asked > 1 and self.version != graph.current:  # the first query: see the module's docstring
                 self._refresh(graph.current, len(query))
-            if not self.server_side:
+            if self.asked > 1 and not self.server_side:
                 norm = float(np.linalg.norm(query))
                 every = len(self.nodes)
                 cosine = self.matrix @ (query / norm) if norm > 0 and every else np.zeros(every, np.float32)
