@@ -18,7 +18,7 @@ from hippo_neo4j import HippoRAG
 from hippo_neo4j.db import cypher
 from hippo_neo4j.graph import projection
 from hippo_neo4j.retrieve import entity_ppr
-from hippo_neo4j.retrieve.entity_ppr import entity_ppr_parameters, entity_seeds, passage_sources, z_score_seeds
+from hippo_neo4j.retrieve.entity_ppr import entity_ppr_parameters, entity_seeds, z_score_seeds
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
 
 from suite import namespace_questions
@@ -53,7 +53,7 @@ def main() -> None:
             cosines = memory.retrieval.passage_vectors().cosines(vector, mentions)
             e = entity_ppr_parameters(memory.config, entity_seeds(linked, memory.config.entity_share), 10) | {
                 "graph": mentions.name, "graphVersion": mentions.version, "ns": ns,
-                "passageSources": passage_sources(cosines, z_score_seeds(cosines))}
+                "passageSources": cosines.sources(z_score_seeds(cosines))}
             runs["passage cosines on the server"].append((cypher("passage_cosines"), {
                 "ns": ns, "embedding": vector.tolist(), "graphVersion": mentions.version}))
             client.append(vector)

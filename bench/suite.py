@@ -45,7 +45,6 @@ from hippo_neo4j.graph import projection
 from hippo_neo4j.graph.indexing import PhraseNormaliser
 from hippo_neo4j.models import IndexReport, PassageIn
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
-from hippo_neo4j.retrieve.entity_ppr import passage_sources
 from hippo_neo4j.retrieve.hipporag2 import passage_seeds as hipporag2_seeds
 from hippo_neo4j.retrieve.hipporag2 import ppr2_parameters
 from hippo_neo4j.runtime import server
@@ -210,7 +209,7 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
 
         def passage_seeds() -> None:
             cosines = memory.retrieval.passage_vectors().cosines(vector[0], graph[0])
-            sources.append(passage_sources(cosines, hipporag2_seeds(cfg, cosines, given[0] if given else None)))
+            sources.append(cosines.sources(hipporag2_seeds(cfg, cosines, given[0] if given else None)))
 
         steps["passage_seeds"].append(_timed(passage_seeds))
         params = ppr2_parameters(cfg, seeds, top_k) | {

@@ -43,6 +43,12 @@ class PassageCosines:
     ids: list[str]
     cosine: np.ndarray
 
+    def sources(self, weights: np.ndarray) -> list[list[Any]]:
+        """GDS source rows [node id, weight] of the passages with a positive weight (one per passage, in this
+        order)."""
+        positive = weights > 0
+        return [list(pair) for pair in zip(self.nodes[positive].tolist(), weights[positive].tolist())]
+
     def top(self, weights: np.ndarray, n: int) -> list[dict[str, Any]]:
         """The ``n`` largest of ``weights`` (one per passage, in this order) with their passage ids."""
         k = min(n, len(weights))
@@ -129,6 +135,7 @@ class PassageVectors:
             norms = np.linalg.norm(rows, axis=1, keepdims=True)
             rows = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
         blocks = ([self.matrix[keep]] if keep else []) + ([rows] if rows is not None else [])
+
         def column(key: str, dtype: Any) -> np.ndarray:
             old = getattr(self, key)[keep]
             return np.concatenate([old, np.array(fetched[key], dtype=dtype)]) if fetched is not None else old

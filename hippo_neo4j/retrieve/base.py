@@ -14,10 +14,10 @@ from pydantic import BaseModel
 
 from ..config import HippoConfig
 from ..errors import ConfigError
-from ..graph.passage_vectors import PassageVectors
+from ..graph.passage_vectors import PassageCosines, PassageVectors
 from ..graph.projection import Projection
 from ..graph.store import GraphStore
-from ..models import Contributor, RetrievalResult, RetrievedPassage
+from ..models import Contributor, RetrievalResult, RetrievedPassage, Seed
 from ..text import scrub
 
 
@@ -59,6 +59,31 @@ class RetrievalContext:
         return found
 
 
+TOP_SEEDS = 5  # passage seeds an explanation lists
+
+
+class PassageSeeding:
+    """One walk's passage seeds, computed for the projection it walks: pass it as ``prepare`` to
+    :meth:`Retriever.walk`. ``weigh`` turns the passages' cosines to the query into their seeds."""
+
+    def __init__(self, vectors: PassageVectors, vector: Any, weigh: Callable[[PassageCosines], Any]) -> None:
+        self.vectors, self.vector, self.weigh = vectors, vector, weigh
+        self.cosines: PassageCosines | None = None
+        self.weights: Any = None
+
+    def __call__(self, graph: Projection) -> dict[str, Any]:
+        self.cosines = self.vectors.cosines(self.vector, graph)
+        self.weights = self.weigh(self.cosines)
+        return {"passageSources": self.cosines.sources(self.weights)}
+
+    def largest(self, scale: float = 1.0) -> list[Seed]:
+        """The walk's largest passage seeds (explanations), each weight times ``scale``."""
+        if self.cosines is None:
+            return []
+        top = self.cosines.top(self.weights, TOP_SEEDS)
+        return [Seed(node=x["id"], weight=scale * x["weight"]) for x in top if x["weight"] > 0]
+
+
 class Retriever(ABC):
     """A retrieval strategy over one namespace."""
 
@@ -93,6 +118,10 @@ class Retriever(ABC):
             result.warning = f"namespace {self.store.namespace!r} has no passages (index into it, or check the namespace)"
         result.elapsed_ms = (time.perf_counter() - began) * 1000
         return result
+
+    def passage_seeding(self, vector: Any, weigh: Callable[[PassageCosines], Any]) -> PassageSeeding:
+        """The passage seeds of a walk from the query's ``vector`` (see :class:`PassageSeeding`)."""
+        return PassageSeeding(self.context.passage_vectors(), vector, weigh)
 
     def walk(
         self, result: RetrievalResult, query: Query, statement: str, kind: str, *, needs: int = 0,

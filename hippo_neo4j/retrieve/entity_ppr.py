@@ -20,7 +20,6 @@ import numpy as np
 
 from ..config import HippoConfig
 from ..graph.passage_vectors import PassageCosines
-from ..graph.projection import Projection
 from ..models import LinkedEntity, RetrievalResult, Seed
 from .base import Query, Retriever, to_passages
 from .hipporag1 import HippoRAG1Retriever
@@ -32,7 +31,6 @@ from .linking import newest_seed
 # nodes cut the statement by 30 % with every ranking and score unchanged, and held top_k passages for all 100
 # questions with both graphs (bench/ppr_statements.py).
 WINDOW = 500
-TOP_SEEDS = 5  # passage seeds the explanation lists
 
 
 def entity_seeds(linked: list[LinkedEntity], share: float) -> dict[str, float]:
@@ -58,12 +56,6 @@ def z_score_seeds(cosines: PassageCosines) -> np.ndarray:
     above = c > mean
     weights[above] = (c[above] - mean) / sd
     return weights / weights.sum()
-
-
-def passage_sources(cosines: PassageCosines, weights: np.ndarray) -> list[list[Any]]:
-    """GDS source rows [node id, weight] of the passages with a positive weight."""
-    positive = weights > 0
-    return [list(pair) for pair in zip(cosines.nodes[positive].tolist(), weights[positive].tolist())]
 
 
 def entity_ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: int) -> dict[str, Any]:
@@ -108,22 +100,14 @@ class EntityPPRRetriever(Retriever):
             result.warning = "no query entity links to a phrase: the walk starts from the passages like the query"
         newest = newest_seed(seeds, linked)
         params = entity_ppr_parameters(config, seeds, top_k)
-        walked: dict[str, Any] = {}
-
-        def prepare(graph: Projection) -> dict[str, Any]:  # the passage seeds of the passages in this projection
-            walked["cosines"] = cosines = self.context.passage_vectors().cosines(vector, graph)
-            walked["weights"] = weights = z_score_seeds(cosines)
-            return {"passageSources": passage_sources(cosines, weights)}
-
-        records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare, **params)
+        seeding = self.passage_seeding(vector, z_score_seeds)
+        records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=seeding, **params)
         while records and not records[0]["complete"]:  # fewer than top_k passages in the window: widen it
             params["window"] *= 8  # (the sort's memory grows with the window, so it is not made all nodes at once)
-            records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare, **params)
+            records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=seeding, **params)
         if records:
             ranked = sorted(records[0]["ranked"], key=lambda r: (-r["score"], r["id"]))
             result.passages = to_passages(ranked)
             result.top_phrases = records[0]["topPhrases"]
-            share = records[0]["passageShare"]
-            top = walked["cosines"].top(walked["weights"], TOP_SEEDS)
-            result.passage_seeds = [Seed(node=x["id"], weight=share * x["weight"]) for x in top if x["weight"] > 0]
+            result.passage_seeds = seeding.largest(records[0]["passageShare"])
         return result

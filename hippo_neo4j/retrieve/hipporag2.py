@@ -12,10 +12,8 @@ import numpy as np
 from ..config import HippoConfig
 from ..models import FactHit, RetrievalResult, Seed
 from ..graph.passage_vectors import PassageCosines
-from ..graph.projection import Projection
 from .base import Query, Retriever, to_passages
 from .dense import DenseRetriever
-from .entity_ppr import TOP_SEEDS, passage_sources
 from .hipporag1 import HippoRAG1Retriever, ppr_parameters
 from .linking import fact_seeds, link_facts, newest_seed, recognise
 
@@ -101,18 +99,11 @@ class HippoRAG2Retriever(Retriever):
             result.passages = to_passages(records)
             return result
         given = self.passage_seed_rows(text, vector, cfg)
-        walked: dict[str, Any] = {}
-
-        def prepare(graph: Projection) -> dict[str, Any]:  # the passage seeds of the passages in this projection
-            walked["cosines"] = cosines = self.context.passage_vectors().cosines(vector, graph)
-            walked["weights"] = weights = passage_seeds(cfg, cosines, given)
-            return {"passageSources": passage_sources(cosines, weights)}
-
-        records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=prepare, **ppr2_parameters(cfg, seeds, top_k))
+        seeding = self.passage_seeding(vector, lambda cosines: passage_seeds(cfg, cosines, given))
+        records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=seeding, **ppr2_parameters(cfg, seeds, top_k))
         if records:
             result.passages = to_passages(records[0]["ranked"])
-            top = walked["cosines"].top(walked["weights"], TOP_SEEDS)
-            result.passage_seeds = [Seed(node=x["id"], weight=x["weight"]) for x in top if x["weight"] > 0]
+            result.passage_seeds = seeding.largest()
         return result
 
     def passage_seed_rows(self, text: str, vector: np.ndarray, config: HippoConfig) -> list[dict[str, Any]] | None:
