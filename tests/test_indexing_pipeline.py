@@ -6,9 +6,11 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from hippo_neo4j import HippoConfig
+from hippo_neo4j.text import normalize_phrase
 
 from .graph_dump import assert_same_graph, snapshot
 from .test_memory import consistency_problems, musique  # noqa: F401 - musique: the shared fixture
@@ -139,3 +141,86 @@ def test_an_extraction_error_ahead_is_raised_in_its_turn(memory_factory, musique
     assert sealed == {d.passage_id for d in corpus[: 2 * BATCH]}
     assert not consistency_problems(memory.driver, memory.namespace)
     assert not [t for t in threading.enumerate() if t.name.startswith("hippo-encode")]
+
+
+def test_synonyms_from_the_held_phrase_vectors_equal_the_vector_index_ones(memory_factory, musique, monkeypatch):
+    """A bulk run finds synonym candidates in the client, from the namespace's phrase vectors it holds; the
+    same runs finding them through the server's vector index write the same graph: a fresh index, then a
+    run that adds passages, updates some (their old phrases may go) and meets another writer's batch
+    between two of its own (the held vectors notice the version moved and catch up)."""
+    from hippo_neo4j.graph.synonyms import PhraseVectors
+
+    config = HippoConfig(batch_size=BATCH)
+    held, served = memory_factory(config=config), memory_factory(config=config)
+    monkeypatch.setattr(served.indexer.synonyms, "hold", lambda passages, dimension: None)
+    catch_ups, holders = [], []
+    real_follow = PhraseVectors.follow
+
+    def follow(self, store, version, rows, replaced):
+        before = self.version
+        real_follow(self, store, version, rows, replaced)
+        catch_ups.append(replaced or version != before + 1)
+        holders.append(self)
+
+    monkeypatch.setattr(PhraseVectors, "follow", follow)
+    for memory in (held, served):
+        memory.index(fresh(musique[:96]))
+    assert catch_ups and not any(catch_ups)  # nothing but the run's own writes
+    assert held.stats()["synonym_edges"] > 0
+    assert_same_graph(snapshot(held.driver, held.namespace), snapshot(served.driver, served.namespace), synonym_tol=1e-5)
+
+    changed = fresh(musique[:96:4])
+    for doc in changed:
+        doc.text += " (revised)"
+        doc.extraction.triples = doc.extraction.triples[1:]
+    second = changed + fresh(musique[96:160])
+    intruders = fresh(musique[160:176])
+    for memory in (held, served):
+        other = memory_factory(namespace=memory.namespace, config=config)
+        real_write = memory.indexer.writer.write
+        writes = []
+
+        def write(*args, memory=memory, other=other, real_write=real_write, writes=writes):
+            version = real_write(*args)
+            writes.append(version)
+            if len(writes) == 2:  # another client's batch lands between this run's second write and its link
+                other.index(fresh(intruders))
+            return version
+
+        monkeypatch.setattr(memory.indexer.writer, "write", write)
+        catch_ups.clear()
+        memory.index(fresh(second))
+        if memory is held:  # caught up after the updates and the other writer's batch, not after every write
+            assert any(catch_ups) and not all(catch_ups)
+    assert not catch_ups  # the other run held nothing
+    # what the run held at its end is the namespace's phrases and their vectors, the intruder's among them
+    stored = {r["text"]: r["e"] for r in held.driver.execute_query(
+        "MATCH (ph:Phrase {ns: $ns}) WHERE ph.embedding IS NOT NULL RETURN ph.text AS text, ph.embedding AS e",
+        ns=held.namespace).records}
+    last = holders[-1]
+    assert set(last.texts) == set(stored)
+    assert all(normalize_phrase(doc.title) in last.index for doc in intruders)
+    for text in last.texts[:: max(1, len(last.texts) // 50)]:
+        want = np.asarray(stored[text], dtype=np.float32)
+        assert np.allclose(last.matrix[last.index[text]], want / np.linalg.norm(want), atol=1e-6)
+    assert not consistency_problems(held.driver, held.namespace)
+    assert_same_graph(snapshot(held.driver, held.namespace), snapshot(served.driver, served.namespace), synonym_tol=1e-5)
+
+
+def test_a_small_write_into_a_large_namespace_searches_the_vector_index(memory_factory, musique, monkeypatch):
+    """Holding the phrase vectors pays off for bulk runs only: one passage into a namespace of hundreds of
+    phrases reads none of them and asks the server's vector index."""
+    from hippo_neo4j.graph import synonyms
+
+    memory = memory_factory(config=HippoConfig(batch_size=BATCH))
+    memory.index(fresh(musique[:64]))
+    read = []
+    real_read = synonyms.PhraseVectors.read.__func__
+    monkeypatch.setattr(synonyms.PhraseVectors, "read", classmethod(lambda cls, store: read.append(1) or real_read(cls, store)))
+    phrases = memory.stats()["phrases"]
+    assert phrases > synonyms.HELD_PHRASES_PER_PASSAGE
+    report = memory.index(fresh(musique[64:65]))
+    assert report.indexed == 1 and not read
+    assert memory.stats()["phrases"] <= 20 * synonyms.HELD_PHRASES_PER_PASSAGE
+    memory.index(fresh(musique[65:85]))  # 20 passages: a bulk run for this namespace
+    assert read == [1]

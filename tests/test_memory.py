@@ -612,7 +612,6 @@ def test_nan_and_zero_embeddings_are_stored_as_null_and_nothing_breaks(memory_fa
     assert not snap["phrases"]["nanvec sea"][0] and not snap["phrases"]["zerovec sea"][0]
     assert snap["phrases"]["volga river"][0]
     assert not any("vec sea" in a + b for a, b in snap["synonyms"])  # unusable vectors are not compared
-    assert ("danube river", "rhine river") in snap["synonyms"] or ("rhine river", "volga river") in snap["synonyms"] or True
     assert memory.query("Volga", mode="bm25").passages[0].id == "nan"
     assert memory.query("Danube ZEROVEC", mode="bm25").passages[0].id == "zero"
     assert memory.query("NANVEC query", mode="dense").passages == []

@@ -31,7 +31,7 @@ from ..text import normalize_phrase, scrub
 from . import binding
 from .facts import FactRows, FactStore, add_fact
 from .store import GraphStore, finite_or_none
-from .synonyms import SynonymLinker
+from .synonyms import PhraseVectors, SynonymLinker
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,8 @@ class GraphWriter:
         phrase_rows: list[dict[str, Any]],
         fact_rows: list[dict[str, Any]],
         replacing: list[str],
-    ) -> None:
+    ) -> int:
+        """The graph version written."""
         ns = self.store.namespace
         mentions = [m.model_dump() for m in batch.mentions]
         relations = [r.model_dump() for r in batch.relations]
@@ -166,7 +167,7 @@ class GraphWriter:
             tx.run(cypher("write_facts"), ns=ns, facts=fact_rows).consume()
             binding.bind(tx, ns, self.encoder)  # a namespace's first write records its encoder
 
-        self.store.write(work)
+        return self.store.write(work)
 
 
 # ----------------------------------------------------------------------------------------------- pipeline
@@ -219,6 +220,8 @@ class Indexer:
         self.writer = GraphWriter(store, encoder)
         self.synonyms = SynonymLinker(store, getattr(encoder, "synonym_threshold", 0.8))
         self.overlap = True  # False: each batch is read, encoded, written and linked before the next one
+        self.held: PhraseVectors | None = None  # the namespace's phrase vectors during a bulk run (synonyms.py)
+        self.holding = 0  # passages of the run, until its first write decides whether to hold them
 
     def accept(self, items: list[PassageIn], config: HippoConfig, report: IndexReport) -> list[PassageIn]:
         """The passages to index: empty ones, over-long ones and repeated ids are counted and left out."""
@@ -250,17 +253,21 @@ class Indexer:
         todo = self.accept(items, config, report)
         size = max(1, config.batch_size)
         batches = [todo[i : i + size] for i in range(0, len(todo), size)]
-        with progress_bar(progress, len(todo), f"indexing into {self.store.namespace!r}") as advance:
-            if not self.overlap:
-                for batch in batches:
-                    report.merge(self.index_batch(batch, config, extract))
-                    advance(len(batch))
-                return report
-            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hippo-encode")
-            try:
-                self.pipeline(batches, config, extract, pool, report, advance)
-            finally:  # on an error: drop what is queued, wait for the encoding under way (no stray thread)
-                pool.shutdown(wait=True, cancel_futures=True)
+        self.holding = len(todo)  # whether to hold the phrase vectors is decided at the run's first write
+        try:
+            with progress_bar(progress, len(todo), f"indexing into {self.store.namespace!r}") as advance:
+                if not self.overlap:
+                    for batch in batches:
+                        report.merge(self.index_batch(batch, config, extract))
+                        advance(len(batch))
+                    return report
+                pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hippo-encode")
+                try:
+                    self.pipeline(batches, config, extract, pool, report, advance)
+                finally:  # on an error: drop what is queued, wait for the encoding under way (no stray thread)
+                    pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            self.held, self.holding = None, 0
         return report
 
     def index_batch(self, batch: list[PassageIn], config: HippoConfig, extract: Extract) -> IndexReport:
@@ -401,8 +408,15 @@ class Indexer:
         fact_rows = self.facts.rows(normalised.facts, staged.new_facts, fact_vectors)
 
         began = time.perf_counter()
-        self.writer.write(normalised, staged.passage_rows, staged.phrase_rows, fact_rows, staged.updated_ids)
+        version = self.writer.write(normalised, staged.passage_rows, staged.phrase_rows, fact_rows, staged.updated_ids)
         report.timings["write_s"] += time.perf_counter() - began
+        began = time.perf_counter()
+        if self.holding:  # read after this write: holds its phrases already
+            self.held, self.holding = self.synonyms.hold(self.holding, self.encoder.dimension), 0
+        elif self.held is not None:
+            self.held.follow(self.store, version, staged.phrase_rows, replaced=bool(staged.updated_ids))
+            self.held = self.synonyms.within_memory(self.held)
+        report.timings["synonym_s"] += time.perf_counter() - began
         report.indexed += len(staged.ok)
         report.new_phrases += len(staged.new_phrases)
         report.new_facts += len(staged.new_facts)
@@ -412,7 +426,7 @@ class Indexer:
         began = time.perf_counter()
         seal = [{"id": row["id"], "hash": row["hash"]} for row in staged.passage_rows]
         linkable = [r for r in staged.phrase_rows if r["embedding"] is not None]
-        staged.report.synonym_edges += self.synonyms.link(linkable, config, seal)
+        staged.report.synonym_edges += self.synonyms.link(linkable, config, seal, held=self.held)
         staged.report.timings["synonym_s"] += time.perf_counter() - began
 
 

@@ -13,7 +13,7 @@ from ..text import scrub
 from . import binding, projection
 from .indexing import progress_bar
 from .store import GraphStore, finite_or_none
-from .synonyms import SynonymLinker
+from .synonyms import PhraseVectors, SynonymLinker
 
 
 def delete_passages(store: GraphStore, passage_ids: Sequence[str], batch_size: int) -> DeleteReport:
@@ -73,10 +73,13 @@ def reembed(store: GraphStore, encoder: Any, linker: SynonymLinker, config: Hipp
                     phrases += [{"text": b["key"], "embedding": b["embedding"]} for b in batch if b["embedding"] is not None]
                 counts[kind] += len(chunk)
                 advance(len(chunk))
-    store.write_statement("delete_synonyms")
-    synonyms = 0
+    version = store.write_statement("delete_synonyms")
+    held = PhraseVectors()  # every phrase's new vector: the candidates computed in the client
+    held.add((p["text"] for p in phrases), (p["embedding"] for p in phrases))
+    held.version = version
+    held = linker.within_memory(held)
     for start in range(0, len(phrases), size):
-        synonyms += linker.link(phrases[start : start + size], config)
+        linker.link(phrases[start : start + size], config, held=held)
     store.write(lambda tx: binding.bind(tx, store.namespace, encoder, replace=True))
     return {"namespace": store.namespace, "encoder": encoder.name, "passages": counts["passage"],
             "phrases": counts["phrase"], "facts": counts["fact"], "synonym_edges": stats(store)["synonym_edges"]}

@@ -56,25 +56,27 @@ class GraphStore:
         """Run ``cypher/<name>.cypher`` with ``$ns`` bound to this namespace; the records."""
         return self.driver.execute_query(cypher(name), ns=self.namespace, database_=self.database, **params).records
 
-    def write(self, work: Callable[[Any], None]) -> None:
-        """One write transaction that also bumps the namespace's graph version (stale projections).
+    def write(self, work: Callable[[Any], None]) -> int:
+        """One write transaction that also bumps the namespace's graph version (stale projections); the
+        version it wrote.
 
         ``work(tx)`` runs through ``execute_write``: a transient failure (a deadlock between concurrent
         writers, a leader switch) rolls back and runs it again, so it must only issue its statements.
         """
 
-        def unit(tx: Any) -> None:
+        def unit(tx: Any) -> int:
             # first: the namespace node's write lock orders the namespace's writes, and the statements read
             # the new version (the `since` of the nodes they create)
-            projection.bump_version(tx, self.namespace)
+            version = projection.bump_version(tx, self.namespace)
             work(tx)
+            return version
 
         with self.driver.session(database=self.database) as session:
-            session.execute_write(unit)
+            return session.execute_write(unit)
 
-    def write_statement(self, name: str, **params: Any) -> None:
-        """One statement of ``cypher/`` in its own versioned write transaction."""
-        self.write(lambda tx: tx.run(cypher(name), ns=self.namespace, **params).consume())
+    def write_statement(self, name: str, **params: Any) -> int:
+        """One statement of ``cypher/`` in its own versioned write transaction; the version it wrote."""
+        return self.write(lambda tx: tx.run(cypher(name), ns=self.namespace, **params).consume())
 
     def ensure_schema(self, dimension: int, encoder_name: str) -> None:
         """Constraints and indexes (idempotent), then wait until every index is online."""
