@@ -37,7 +37,6 @@ MENTIONED_IN (passage kind), undirected, the weight from ``weight`` / ``score`` 
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
 import math
