@@ -219,8 +219,12 @@ def test_a_small_write_into_a_large_namespace_searches_the_vector_index(memory_f
     monkeypatch.setattr(synonyms.PhraseVectors, "read", classmethod(lambda cls, store: read.append(1) or real_read(cls, store)))
     phrases = memory.stats()["phrases"]
     assert phrases > synonyms.HELD_PHRASES_PER_PASSAGE
+    statements = []
+    run = memory.store.run
+    monkeypatch.setattr(memory.store, "run", lambda name, **params: statements.append(name) or run(name, **params))
     report = memory.index(fresh(musique[64:65]))
     assert report.indexed == 1 and not read
+    assert "synonym_candidates" in statements and not [s for s in statements if s.startswith("phrase_vectors")]
     assert memory.stats()["phrases"] <= 20 * synonyms.HELD_PHRASES_PER_PASSAGE
     memory.index(fresh(musique[65:85]))  # 20 passages: a bulk run for this namespace
     assert read == [1]

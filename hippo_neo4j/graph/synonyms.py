@@ -155,15 +155,11 @@ class SynonymLinker:
         """The namespace's phrase vectors (``dimension``-d), for a run indexing ``passages`` passages, if
         holding them pays off (see the module's docstring); else None (the server's vector index finds the
         candidates)."""
-        rec = self.store.run("phrase_vectors", vectors=False)[0]
-        phrases = len(rec["texts"])
-        if phrases > HELD_PHRASES_PER_PASSAGE * passages or phrases * dimension * 4 / 1e6 > memory_limit_mb():
+        most = HELD_PHRASES_PER_PASSAGE * passages
+        phrases = self.store.run("phrase_count", cap=most + 1)[0]["phrases"]  # reads at most that many: a small write stays cheap
+        if phrases > most or phrases * dimension * 4 / 1e6 > memory_limit_mb():
             return None
-        if phrases:
-            return PhraseVectors.read(self.store)
-        held = PhraseVectors()
-        held.version = rec["version"]
-        return held
+        return PhraseVectors.read(self.store)
 
     @staticmethod
     def within_memory(held: PhraseVectors | None) -> PhraseVectors | None:
