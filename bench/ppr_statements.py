@@ -1,7 +1,9 @@
 """Where a graph query's statement spends its time, on one indexed namespace: GDS PageRank alone (one iteration
 and to convergence) over the phrase projection, entity-ppr's statement with its lookup window against the
-same statement with a window 8 times wider (rankings compared), and the passage cosines that seed
-entity-ppr and hipporag2, computed by the client from the vectors it holds and by the server.
+same statement with a window 8 times wider (rankings compared), hipporag2's statement with its mass floor
+against the same statement sorting every node (rankings compared) and GDS PageRank alone on its seeds
+(`gds.pageRank.stats`), and the passage cosines that seed entity-ppr and hipporag2, computed by the client
+from the vectors it holds and by the server.
 
     python bench/ppr_statements.py --namespace eval-musique_train-bge-small-en-v1.5 --queries 15
 
@@ -20,6 +22,7 @@ from hippo_neo4j.graph import projection
 from hippo_neo4j.retrieve import entity_ppr
 from hippo_neo4j.retrieve.entity_ppr import entity_ppr_parameters, entity_seeds, z_score_seeds
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
+from hippo_neo4j.retrieve.hipporag2 import mass_floor, passage_seeds, ppr2_parameters
 
 from suite import namespace_questions
 
@@ -29,18 +32,24 @@ WITH collect([ph, seed.weight]) AS sources
 CALL gds.pageRank.stream($graph, {sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
   maxIterations: $iterations, tolerance: $tolerance, concurrency: $concurrency})
 YIELD nodeId, score RETURN count(*) AS nodes"""
+# hipporag2's walk alone: its statement up to the PageRank call, as stats (no rows streamed)
+PPR2_ONLY = cypher("ppr2_passages").split("YIELD nodeId, score")[0].replace("gds.pageRank.stream", "gds.pageRank.stats") + \
+    "YIELD ranIterations RETURN ranIterations"
 
 
 def main() -> None:
     args, extractor, questions = namespace_questions(__doc__, 15)
-    entity_statement = cypher("entity_ppr_passages")
+    entity_statement, hipporag2_statement = cypher("entity_ppr_passages"), cypher("ppr2_passages")
     with HippoRAG(namespace=args.namespace, extractor=extractor) as memory:
         ns, db, driver = memory.namespace, memory.database, memory.driver
         phrase = projection.ensure(driver, db, ns, "phrase")
         mentions = projection.ensure(driver, db, ns, "mentions")
+        passages = projection.ensure(driver, db, ns, "passage")
+        hipporag2 = memory.retriever("hipporag2")
         runs: dict[str, list[tuple[str, dict]]] = {k: [] for k in (
             "pagerank, 1 iteration", "pagerank, to tolerance", "passage cosines on the server",
-            f"entity-ppr, window {entity_ppr.WINDOW}", f"entity-ppr, window {WIDE}")}
+            f"entity-ppr, window {entity_ppr.WINDOW}", f"entity-ppr, window {WIDE}",
+            "hipporag2, mass floor", "hipporag2, every node sorted", "hipporag2, pagerank only")}
         client: list = []  # query vectors, for the client's passage cosines
         for text, entities in ((q.text, q.entities) for q in questions):
             linked = memory.link_entities(entities)
@@ -57,6 +66,17 @@ def main() -> None:
             runs["passage cosines on the server"].append((cypher("passage_cosines"), {
                 "ns": ns, "embedding": vector.tolist(), "graphVersion": mentions.version}))
             client.append(vector)
+            fact_seeds = hipporag2.fact_seeds(memory.link_facts(vector), memory.config)  # type: ignore[attr-defined]
+            if fact_seeds:
+                passage = memory.retrieval.passage_vectors().cosines(vector, passages)
+                weights = passage_seeds(memory.config, passage, None)
+                h = ppr2_parameters(memory.config, fact_seeds, 10) | {
+                    "graph": passages.name, "graphVersion": passages.version, "ns": ns,
+                    "passageSources": passage.sources(weights)}
+                runs["hipporag2, mass floor"].append(
+                    (hipporag2_statement, h | {"massFloor": mass_floor(weights, 10, memory.config.damping)}))
+                runs["hipporag2, every node sorted"].append((hipporag2_statement, h | {"massFloor": 0.0}))
+                runs["hipporag2, pagerank only"].append((PPR2_ONLY, h))
             runs[f"entity-ppr, window {entity_ppr.WINDOW}"].append((entity_statement, e))
             runs[f"entity-ppr, window {WIDE}"].append((entity_statement, e | {"window": WIDE}))
         times: dict[str, list[float]] = {k: [] for k in runs}
@@ -78,9 +98,14 @@ def main() -> None:
             scored.append((time.perf_counter() - began) * 1000)
         times["passage cosines in the client"] = scored
         out = {name: round(statistics.median(v), 1) for name, v in times.items() if v}
-        window, every = ranked[f"entity-ppr, window {entity_ppr.WINDOW}"], ranked[f"entity-ppr, window {WIDE}"]
-        out[f"entity-ppr rankings equal (window {entity_ppr.WINDOW} vs {WIDE})"] = f"{sum(a == b for a, b in zip(window, every))}/{len(every)}"
-        out["projections (nodes)"] = {"phrase": phrase.nodes, "mentions": mentions.nodes}
+        for label, (cut, full) in {
+            f"entity-ppr rankings equal (window {entity_ppr.WINDOW} vs {WIDE})":
+                (f"entity-ppr, window {entity_ppr.WINDOW}", f"entity-ppr, window {WIDE}"),
+            "hipporag2 rankings and scores equal (mass floor vs every node)":
+                ("hipporag2, mass floor", "hipporag2, every node sorted"),
+        }.items():
+            out[label] = f"{sum(a == b for a, b in zip(ranked[cut], ranked[full]))}/{len(ranked[full])}"
+        out["projections (nodes)"] = {"phrase": phrase.nodes, "mentions": mentions.nodes, "passage": passages.nodes}
     print(json.dumps(out, indent=2))
 
 

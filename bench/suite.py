@@ -46,7 +46,7 @@ from hippo_neo4j.graph.indexing import PhraseNormaliser
 from hippo_neo4j.models import IndexReport, PassageIn
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
 from hippo_neo4j.retrieve.hipporag2 import passage_seeds as hipporag2_seeds
-from hippo_neo4j.retrieve.hipporag2 import ppr2_parameters
+from hippo_neo4j.retrieve.hipporag2 import mass_floor, ppr2_parameters
 from hippo_neo4j.runtime import server
 from hippo_neo4j.text import normalize_phrase
 
@@ -209,11 +209,11 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
 
         def passage_seeds() -> None:
             cosines = memory.retrieval.passage_vectors().cosines(vector[0], graph[0])
-            sources.append(cosines.sources(hipporag2_seeds(cfg, cosines, given[0] if given else None)))
+            weights = hipporag2_seeds(cfg, cosines, given[0] if given else None)
+            sources.append({"passageSources": cosines.sources(weights), "massFloor": mass_floor(weights, top_k, cfg.damping)})
 
         steps["passage_seeds"].append(_timed(passage_seeds))
-        params = ppr2_parameters(cfg, seeds, top_k) | {
-            "graph": graph[0].name, "graphVersion": graph[0].version, "passageSources": sources[0]}
+        params = ppr2_parameters(cfg, seeds, top_k) | {"graph": graph[0].name, "graphVersion": graph[0].version} | sources[0]
         steps["ppr_passages"].append(_timed(lambda: memory.store.run("ppr2_passages", **params)))
         steps["total"].append(_timed(lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False)))
     return {k: percentile(v, 50) for k, v in steps.items()}

@@ -16,6 +16,8 @@ from hippo_neo4j.retrieve.hybrid import fuse
 from hippo_neo4j.reader import RecognitionFilter
 from hippo_neo4j.llm.settings import LLMSettings
 from hippo_neo4j.evaluation.reference import ReferenceGraph
+from hippo_neo4j.graph import projection
+from hippo_neo4j.retrieve.hipporag2 import mass_floor, passage_seeds, ppr2_parameters
 
 from .conftest import DATASETS
 from .fake_openai import FakeOpenAI
@@ -167,6 +169,50 @@ def test_hipporag2_equals_the_inprocess_reference_on_musique_questions(memory_fa
         walked = [p for p in plain.passages if not p.filled]  # the rest tops the result up from dense retrieval
         np.testing.assert_allclose([p.score / total for p in walked], [s for _, s in want], rtol=1e-4, atol=1e-6)
         assert len(plain.passages) == 10 and all(p.filled for p in plain.passages[len(walked):])
+
+
+def test_the_mass_floor_ranks_as_every_node_would_and_a_vanished_seed_ranks_again_without_it(memory_factory, driver, monkeypatch):
+    """The statement sorts only the nodes at or above (1 - d) x the top_k-th largest passage seed. Every
+    passage ends at or above (1 - d) x its own seed, so the floor changes no ranking; when a seeded passage
+    is gone behind the library's back (the projection and the held vectors still have it), fewer than top_k
+    may clear the floor, and the retriever ranks every node instead of topping up from dense retrieval."""
+    memory = memory_factory()
+    memory.index(PATH_CORPUS)
+    question, cfg = "Which Stanford professor works on Alzheimer's?", memory.config
+    memory.query(question, mode="hipporag2")  # the first query is scored by the server; the rest by the client
+    graph = projection.ensure(driver, memory.database, memory.namespace, "passage")
+    vector = memory.encoder.encode_queries([question])[0]
+
+    def every_node(top_k: int, seeds: dict[str, float]) -> list[tuple[str, float]]:
+        cosines = memory.retrieval.passage_vectors().cosines(vector, graph)
+        weights = passage_seeds(cfg, cosines, None)
+        assert mass_floor(weights, top_k, cfg.damping) > 0
+        rec = memory.store.run("ppr2_passages", graph=graph.name, graphVersion=graph.version, massFloor=0.0,
+                               passageSources=cosines.sources(weights), **ppr2_parameters(cfg, seeds, top_k))[0]
+        return [(r["id"], r["score"]) for r in rec["ranked"]]
+
+    for top_k in (1, 3, 5):
+        result = memory.query(question, mode="hipporag2", top_k=top_k)
+        seeds = {s.node: s.weight for s in result.phrase_seeds}
+        assert [(p.id, p.score) for p in result.passages] == every_node(top_k, seeds)
+
+    ran: list[dict] = []
+    run = memory.store.run
+
+    def spy(name, **params):
+        if name == "ppr2_passages":
+            ran.append(params)
+        return run(name, **params)
+
+    monkeypatch.setattr(memory.store, "run", spy)
+    gone = [s.node for s in result.passage_seeds[:2]]  # the two largest passage seeds
+    driver.execute_query("MATCH (p:Passage {ns: $ns}) WHERE p.id IN $ids DETACH DELETE p", ns=memory.namespace, ids=gone)
+    # 7 passages are seeded still (the floor holds), 6 are left: the floored walk falls short, every node is ranked
+    result = memory.query(question, mode="hipporag2", top_k=7)
+    assert [p["massFloor"] > 0 for p in ran] == [True, False]
+    assert len(result.passages) == len(PATH_CORPUS) - 2 and not any(p.filled for p in result.passages)
+    assert not {p.id for p in result.passages} & set(gone)
+    assert [(p.id, p.score) for p in result.passages] == every_node(7, {s.node: s.weight for s in result.phrase_seeds})
 
 
 def test_hipporag2_falls_back_to_dense_and_says_why(memory_factory):

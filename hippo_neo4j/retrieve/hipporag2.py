@@ -24,6 +24,18 @@ def ppr2_parameters(config: HippoConfig, seeds: dict[str, float], top_k: int) ->
     return {k: v for k, v in ppr_parameters(config, seeds, top_k).items() if k not in ("minMass", "topPhrases")}
 
 
+def mass_floor(weights: np.ndarray, top_k: int, damping: float) -> float:
+    """A lower bound on the PPR mass of the ``top_k``-th passage of a walk whose passage seeds are ``weights``:
+    GDS starts each source at (1 - damping) x its bias and only adds to it, so the ``top_k`` passages with the
+    largest seeds end with at least (1 - damping) x the ``top_k``-th largest seed (``$massFloor`` of
+    ``cypher/ppr2_passages.cypher``; slightly lowered against rounding). 0 when fewer passages are seeded."""
+    positive = weights[weights > 0] if len(weights) else weights
+    if top_k < 1 or len(positive) < top_k:
+        return 0.0
+    kth = float(np.partition(positive, len(positive) - top_k)[len(positive) - top_k])
+    return (1.0 - damping) * kth * (1.0 - 1e-9)
+
+
 def passage_seeds(config: HippoConfig, cosines: PassageCosines, given: list[dict[str, Any]] | None) -> np.ndarray:
     """Each passage's seed: ``passage_node_weight`` x its min-max normalised cosine (0 at the minimum), or
     with ``given`` (:meth:`HippoRAG2Retriever.passage_seed_rows`) those rows' weights, 0 for the rest."""
@@ -100,7 +112,19 @@ class HippoRAG2Retriever(Retriever):
             return result
         given = self.passage_seed_rows(text, vector, cfg)
         seeding = self.passage_seeding(vector, lambda cosines: passage_seeds(cfg, cosines, given))
-        records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=seeding, **ppr2_parameters(cfg, seeds, top_k))
+        # the statement sorts only the nodes at or above the mass floor, unless that left it short of top_k
+        floor = {"on": True, "used": 0.0}
+
+        def prepare(graph: Any) -> dict[str, Any]:
+            params = seeding(graph)
+            floor["used"] = mass_floor(seeding.weights, top_k, cfg.damping) if floor["on"] else 0.0
+            return params | {"massFloor": floor["used"]}
+
+        params = ppr2_parameters(cfg, seeds, top_k)
+        records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=prepare, **params)
+        if records and len(records[0]["ranked"]) < top_k and floor["used"] > 0:
+            floor["on"] = False  # a seeded passage is gone since the projection was built: rank every node
+            records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=prepare, **params)
         if records:
             result.passages = to_passages(records[0]["ranked"])
             result.passage_seeds = seeding.largest()
