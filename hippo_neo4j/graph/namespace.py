@@ -13,7 +13,7 @@ from ..text import scrub
 from . import binding, projection
 from .indexing import progress_bar
 from .store import GraphStore, finite_or_none
-from .synonyms import PhraseVectors, SynonymLinker
+from .synonyms import PhraseVectors, SynonymLinker, fits_in_memory
 
 
 def delete_passages(store: GraphStore, passage_ids: Sequence[str], batch_size: int) -> DeleteReport:
@@ -74,10 +74,11 @@ def reembed(store: GraphStore, encoder: Any, linker: SynonymLinker, config: Hipp
                 counts[kind] += len(chunk)
                 advance(len(chunk))
     version = store.write_statement("delete_synonyms")
-    held = PhraseVectors()  # every phrase's new vector: the candidates computed in the client
-    held.add((p["text"] for p in phrases), (p["embedding"] for p in phrases))
-    held.version = version
-    held = linker.within_memory(held)
+    held: PhraseVectors | None = None  # every phrase's new vector: the candidates computed in the client
+    if fits_in_memory(len(phrases), encoder.dimension):  # else the vector index finds them
+        held = PhraseVectors()
+        held.add((p["text"] for p in phrases), (p["embedding"] for p in phrases))
+        held.version = version
     for start in range(0, len(phrases), size):
         linker.link(phrases[start : start + size], config, held=held)
     store.write(lambda tx: binding.bind(tx, store.namespace, encoder, replace=True))

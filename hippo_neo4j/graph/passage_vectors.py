@@ -34,6 +34,12 @@ def memory_limit_mb() -> float:
     return env_number("HIPPO_PASSAGE_VECTORS_MB", 1024.0, float)
 
 
+def unit_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` scaled to unit length (a row of norm 0 stays zeros), and which rows had a length."""
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0), norms[:, 0] > 0
+
+
 @dataclass
 class PassageCosines:
     """The cosine of a query and each passage a walk may seed: ``nodes`` (Neo4j node ids), ``ids`` (passage
@@ -132,8 +138,7 @@ class PassageVectors:
         new = fetched["embeddings"] if fetched is not None else []
         rows = np.asarray(new, dtype=np.float32).reshape(len(new), -1) if len(new) else None
         if rows is not None:  # unit rows, so that one product gives the cosines
-            norms = np.linalg.norm(rows, axis=1, keepdims=True)
-            rows = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+            rows = unit_rows(rows)[0]
         blocks = ([self.matrix[keep]] if keep else []) + ([rows] if rows is not None else [])
 
         def column(key: str, dtype: Any) -> np.ndarray:

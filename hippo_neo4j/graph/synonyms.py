@@ -23,7 +23,7 @@ import numpy as np
 from ..config import HippoConfig
 from ..db import cypher
 from ..text import alnum_count
-from .passage_vectors import memory_limit_mb
+from .passage_vectors import memory_limit_mb, unit_rows
 from .store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -34,6 +34,11 @@ FETCH_BATCH = 5000  # phrases per vector read
 BLOCK_ELEMENTS = 1 << 24  # cosines computed at once (64 MB of float32)
 
 Hits = list[tuple[str, float]]  # (phrase, cosine), nearest first
+
+
+def fits_in_memory(phrases: int, dimension: int) -> bool:
+    """Whether ``phrases`` vectors of ``dimension`` float32 fit in ``HIPPO_PASSAGE_VECTORS_MB``."""
+    return phrases * dimension * 4 / 1e6 <= memory_limit_mb()
 
 
 class PhraseVectors:
@@ -52,9 +57,6 @@ class PhraseVectors:
     def size(self) -> int:
         return len(self.texts)
 
-    @property
-    def megabytes(self) -> float:
-        return self.size * self.matrix.shape[1] * 4 / 1e6 if self.matrix.size else 0.0
 
     @classmethod
     def read(cls, store: GraphStore) -> PhraseVectors:
@@ -69,10 +71,8 @@ class PhraseVectors:
         pairs = [(t, v) for t, v in zip(texts, vectors) if v is not None]
         if not pairs:
             return
-        rows = np.asarray([v for _, v in pairs], dtype=np.float32)
-        norms = np.linalg.norm(rows, axis=1)
-        keep = norms > 0
-        rows = rows[keep] / norms[keep, None]
+        rows, keep = unit_rows(np.asarray([v for _, v in pairs], dtype=np.float32))
+        rows = rows[keep]
         pairs = [p for p, k in zip(pairs, keep) if k]
         if self.matrix.size == 0:
             self.matrix = np.zeros((max(1024, 2 * len(rows)), rows.shape[1]), dtype=np.float32)
@@ -157,15 +157,15 @@ class SynonymLinker:
         candidates)."""
         most = HELD_PHRASES_PER_PASSAGE * passages
         phrases = self.store.run("phrase_count", cap=most + 1)[0]["phrases"]  # reads at most that many: a small write stays cheap
-        if phrases > most or phrases * dimension * 4 / 1e6 > memory_limit_mb():
+        if phrases > most or not fits_in_memory(phrases, dimension):
             return None
         return PhraseVectors.read(self.store)
 
     @staticmethod
     def within_memory(held: PhraseVectors | None) -> PhraseVectors | None:
         """``held`` while it fits in the memory limit, else None (the rest of the run searches the server)."""
-        if held is not None and held.megabytes > memory_limit_mb():
-            log.info("phrase vectors past HIPPO_PASSAGE_VECTORS_MB (%.0f MB): synonyms from the vector index", held.megabytes)
+        if held is not None and held.size and not fits_in_memory(held.size, held.matrix.shape[1]):
+            log.info("phrase vectors past HIPPO_PASSAGE_VECTORS_MB (%d phrases): synonyms from the vector index", held.size)
             return None
         return held
 
