@@ -186,7 +186,7 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
 def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
     """Median milliseconds of each step of a hipporag2 query through Neo4j (no recognition filter)."""
     steps: dict[str, list[float]] = {
-        k: [] for k in ("encode", "facts", "dense_top_n", "projection_check", "passage_seeds", "ppr_passages", "total")
+        k: [] for k in ("encode", "facts", "dense_top_n", "projection_check", "passage_seeds", "pagerank", "ppr_passages", "total")
     }
     cfg = memory.config
     retriever = memory.retriever("hipporag2")
@@ -214,6 +214,7 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
 
         steps["passage_seeds"].append(_timed(passage_seeds))
         params = ppr2_parameters(cfg, seeds, top_k) | {"graph": graph[0].name, "graphVersion": graph[0].version} | sources[0]
+        steps["pagerank"].append(_timed(lambda: memory.store.run("bench_ppr2_only", **params)))  # the walk alone
         steps["ppr_passages"].append(_timed(lambda: memory.store.run("ppr2_passages", **params)))
         steps["total"].append(_timed(lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False)))
     return {k: percentile(v, 50) for k, v in steps.items()}
