@@ -57,7 +57,6 @@ class PhraseVectors:
     def size(self) -> int:
         return len(self.texts)
 
-
     @classmethod
     def read(cls, store: GraphStore) -> PhraseVectors:
         held = cls()
