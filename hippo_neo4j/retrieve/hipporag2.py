@@ -29,7 +29,7 @@ def mass_floor(weights: np.ndarray, top_k: int, damping: float) -> float:
     GDS starts each source at (1 - damping) x its bias and only adds to it, so the ``top_k`` passages with the
     largest seeds end with at least (1 - damping) x the ``top_k``-th largest seed (``$massFloor`` of
     ``cypher/ppr2_passages.cypher``; slightly lowered against rounding). 0 when fewer passages are seeded."""
-    positive = weights[weights > 0] if len(weights) else weights
+    positive = weights[weights > 0]
     if top_k < 1 or len(positive) < top_k:
         return 0.0
     kth = float(np.partition(positive, len(positive) - top_k)[len(positive) - top_k])
@@ -112,19 +112,18 @@ class HippoRAG2Retriever(Retriever):
             return result
         given = self.passage_seed_rows(text, vector, cfg)
         seeding = self.passage_seeding(vector, lambda cosines: passage_seeds(cfg, cosines, given))
-        # the statement sorts only the nodes at or above the mass floor, unless that left it short of top_k
-        floor = {"on": True, "used": 0.0}
+        floor = [0.0]  # the statement sorts only the nodes at or above it, unless that left it short of top_k
 
-        def prepare(graph: Any) -> dict[str, Any]:
-            params = seeding(graph)
-            floor["used"] = mass_floor(seeding.weights, top_k, cfg.damping) if floor["on"] else 0.0
-            return params | {"massFloor": floor["used"]}
+        def floored(graph: Any) -> dict[str, Any]:
+            more = seeding(graph)
+            floor[0] = mass_floor(seeding.weights, top_k, cfg.damping)
+            return more | {"massFloor": floor[0]}
 
         params = ppr2_parameters(cfg, seeds, top_k)
-        records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=prepare, **params)
-        if records and len(records[0]["ranked"]) < top_k and floor["used"] > 0:
-            floor["on"] = False  # a seeded passage is gone since the projection was built: rank every node
-            records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=prepare, **params)
+        records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=floored, **params)
+        if records and len(records[0]["ranked"]) < top_k and floor[0] > 0:
+            # a seeded passage is gone since the projection was built: rank every node
+            records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=seeding, massFloor=0.0, **params)
         if records:
             result.passages = to_passages(records[0]["ranked"])
             result.passage_seeds = seeding.largest()
