@@ -4,43 +4,40 @@
 
 The writer indexes musique_train passages (with their OpenIE extraction) in small batches, re-indexes
 some passages with new text (update = delete + add) and deletes others. Each client loops over
-hipporag1 / dense / hipporag2 / bm25 / entity-ppr queries and checks every answer against what the writer had committed:
+hipporag1 / dense / hipporag2 / bm25 / entity-ppr queries and checks every answer against what the writer had
+committed (:class:`common.Ledger`):
 
 - every returned passage id was written (committed, or its write in flight) by the time the answer came;
 - its text is a version of that passage that was written;
 - no passage is returned whose deletion committed before the query began;
 - the namespace's passage count lies between what was surely committed and what may have been.
 
-Any exception in a client or the writer counts as an error. Connection: the HIPPO_* environment (the
-local server by default), like the ``hippo`` command.
+Any exception in a client or the writer counts as an error. The run lasts ``seconds``, or (``events``, as the
+test suite runs it) until the writer and the clients have done at least so much of each, under a deadline that
+only guards against a hang. Connection: the HIPPO_* environment (the local server by default), like ``hippo``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from common import Ledger, ms, musique_docs, run_until, write_json
 
-from hippo_neo4j import HippoConfig, HippoRAG  # noqa: E402
-from hippo_neo4j.config import ConnectionSettings  # noqa: E402
-from hippo_neo4j.corpus import load_openie  # noqa: E402
-from hippo_neo4j.db import connect  # noqa: E402
-from hippo_neo4j.graph import projection  # noqa: E402
+from hippo_neo4j import HippoConfig, HippoRAG
+from hippo_neo4j.config import ConnectionSettings
+from hippo_neo4j.db import connect
+from hippo_neo4j.evaluation import percentile
+from hippo_neo4j.graph import projection
 
-DATASETS = Path(os.environ.get("HIPPO_DATASETS", ROOT.parent / "shared" / "datasets"))
-OPENIE = DATASETS / "musique_train" / "openie_gpt-3.5-turbo-1106.json"
+MODES = ("hipporag1", "dense", "hipporag2", "bm25", "entity-ppr")
 
 
 class GivenEntities:
@@ -56,52 +53,8 @@ class GivenEntities:
 
 
 @dataclass
-class Ledger:
-    """What the writer has begun and committed, with monotonic timestamps."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    versions: dict[str, set[str]] = field(default_factory=dict)  # id -> texts ever written
-    deleted_at: dict[str, float] = field(default_factory=dict)  # id -> when its deletion committed
-    adds_begun: int = 0
-    adds_committed: int = 0
-    deletes_begun: int = 0
-    deletes_committed: int = 0
-
-    def bounds_before(self) -> int:
-        with self.lock:
-            return self.adds_committed - self.deletes_begun
-
-    def bounds_after(self) -> int:
-        with self.lock:
-            return self.adds_begun - self.deletes_committed
-
-    def add(self, docs: list, write: Any) -> None:
-        """Record ``docs`` as begun, ``write()`` them, record them as committed."""
-        with self.lock:
-            for d in docs:
-                self.versions.setdefault(d.passage_id, set()).add(d.text)
-            self.adds_begun += len(docs)
-        write()
-        with self.lock:
-            self.adds_committed += len(docs)
-
-    def delete(self, ids: list[str], write: Any) -> None:
-        """Record the deletion of ``ids`` as begun, ``write()`` it, record when it committed."""
-        with self.lock:
-            self.deletes_begun += len(ids)
-        write()
-        now = time.monotonic()
-        with self.lock:
-            self.deletes_committed += len(ids)
-            for pid in ids:
-                self.deleted_at[pid] = now
-
-
-@dataclass
 class Stats:
-    latencies: dict[str, list[float]] = field(
-        default_factory=lambda: {m: [] for m in ("hipporag1", "dense", "hipporag2", "bm25", "entity-ppr")}
-    )
+    latencies: dict[str, list[float]] = field(default_factory=lambda: {m: [] for m in MODES})
     behind: list[int] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
@@ -109,7 +62,8 @@ class Stats:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def writer(memory: HippoRAG, docs: list, ledger: Ledger, stop: threading.Event, out: dict[str, Any], batch: int) -> None:
+def writer(memory: HippoRAG, docs: list, by_id: dict[str, Any], ledger: Ledger, stop: threading.Event,
+           out: dict[str, Any], batch: int) -> None:
     rng = random.Random(1)
     live: list[str] = list(ledger.versions)
     i, rounds = 0, 0
@@ -122,15 +76,9 @@ def writer(memory: HippoRAG, docs: list, ledger: Ledger, stop: threading.Event, 
             live += [d.passage_id for d in chunk]
             out["passages"] += len(chunk)
             if rounds % 3 == 0 and len(live) > 20:  # update: same id, new text, same extraction
-                ids = rng.sample(live, 2)
-                updates = []
-                for pid in ids:
-                    doc = by_id[pid]
-                    new = doc.model_copy(update={"text": f"{doc.text} (revision {rounds})"})
-                    updates.append(new)
-                    with ledger.lock:
-                        ledger.versions[pid].add(new.text)
-                memory.index(updates)
+                updates = [by_id[pid].model_copy(update={"text": f"{by_id[pid].text} (revision {rounds})"})
+                           for pid in rng.sample(live, 2)]
+                ledger.update(updates, lambda: memory.index(updates))
                 out["updates"] += len(updates)
             if rounds % 5 == 0 and len(live) > 40:  # delete
                 ids = rng.sample(live, 3)
@@ -143,23 +91,19 @@ def writer(memory: HippoRAG, docs: list, ledger: Ledger, stop: threading.Event, 
         out["errors"].append(f"{type(exc).__name__}: {exc}"[:500])
 
 
-by_id: dict[str, Any] = {}
-
-
 def client(memory: HippoRAG, docs: list, ledger: Ledger, stop: threading.Event, stats: Stats, seed: int) -> None:
     rng = random.Random(seed)
-    modes = ["hipporag1", "dense", "hipporag2", "bm25", "entity-ppr"]
     n = 0
     while not stop.is_set():
         n += 1
-        mode = modes[n % len(modes)]
+        mode = MODES[n % len(MODES)]
         doc = rng.choice(docs)
         began = time.monotonic()
         try:
             if n % 10 == 0:  # passage count within what was surely / possibly committed
-                low = ledger.bounds_before()
+                low = ledger.surely_and_possibly()[0]
                 count = memory.stats()["passages"]
-                high = ledger.bounds_after()
+                high = ledger.surely_and_possibly()[1]
                 with stats.lock:
                     stats.count_checks += 1
                     if not low <= count <= high:
@@ -170,65 +114,37 @@ def client(memory: HippoRAG, docs: list, ledger: Ledger, stop: threading.Event, 
                 result = memory.query(doc.text, mode=mode, top_k=5, entities=entities)
             else:
                 result = memory.query(doc.text[:300], mode=mode, top_k=5, filter=False)
-            if result.graph_version is not None:
-                with stats.lock:
-                    stats.behind.append(result.writes_behind)
             elapsed = time.monotonic() - began
-            with ledger.lock:
-                for p in result.passages:
-                    texts = ledger.versions.get(p.id)
-                    if texts is None:
-                        stats.violations.append(f"{mode}: {p.id} was never written")
-                    elif p.text not in texts:
-                        stats.violations.append(f"{mode}: {p.id} has a text that was never written")
-                    elif p.id in ledger.deleted_at and ledger.deleted_at[p.id] < began:
-                        stats.violations.append(f"{mode}: {p.id} returned after its deletion committed")
+            wrong = ledger.violations(mode, [(p.id, p.text) for p in result.passages], began)
             with stats.lock:
+                if result.graph_version is not None:
+                    stats.behind.append(result.writes_behind)
+                stats.violations += wrong
                 stats.latencies[mode].append(elapsed)
         except Exception as exc:  # noqa: BLE001
             with stats.lock:
                 stats.errors.append(f"{mode}: {type(exc).__name__}: {exc}"[:500])
 
 
-def run_for(threads: list[threading.Thread], seconds: float, stop: threading.Event) -> tuple[float, list[str]]:
-    """Start ``threads``, let them run ``seconds``, set ``stop`` and join them: the wall time and the names of
-    the threads still alive two minutes later."""
-    began = time.monotonic()
-    for t in threads:
-        t.start()
-    time.sleep(seconds)
-    stop.set()
-    hung = []
-    for t in threads:
-        t.join(120)
-        if t.is_alive():
-            hung.append(t.name)
-    return time.monotonic() - began, hung
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
 def run(
     connection: ConnectionSettings | None = None,
     *,
     seconds: float = 60,
+    events: dict[str, int] | None = None,
+    deadline: float = 600,
     clients: int = 8,
     preload: int = 100,
     batch: int = 10,
     namespace: str | None = None,
     keep: bool = False,
 ) -> dict[str, Any]:
+    """The report of one run. ``events`` (instead of ``seconds``): run until the writer has written at least
+    ``batches`` batches, ``updates`` updated and ``deletes`` deleted passages, and the clients have made
+    ``count_checks`` count checks and ``queries_per_mode`` queries of every mode, or ``deadline`` seconds have
+    passed (``reached`` says which)."""
     connection = connection or ConnectionSettings.from_env()
     ns = namespace or f"bench-concurrency-{uuid.uuid4().hex[:6]}"
-    docs = load_openie(OPENIE)
-    for i, d in enumerate(docs):
-        d.id = f"m{i}"
-        by_id[d.id] = d
+    docs = musique_docs()
     driver = connect(connection)
     config = HippoConfig(batch_size=batch)
 
@@ -239,41 +155,40 @@ def run(
     seed_docs, stream = docs[:preload], docs[preload:]
     setup = memory()
     setup.index(seed_docs)
-    for d in seed_docs:
-        ledger.versions[d.passage_id] = {d.text}
-    ledger.adds_begun = ledger.adds_committed = len(seed_docs)
+    ledger.preloaded(seed_docs)
     for mode in ("hipporag1", "hipporag2", "entity-ppr"):  # load the encoder and the projections once
         setup.query("warm up", mode=mode, entities=["warm up"], filter=False)
 
     stop = threading.Event()
     stats = Stats()
     wrote: dict[str, Any] = {"batches": 0, "passages": 0, "updates": 0, "deletes": 0, "errors": []}
-    threads = [threading.Thread(target=writer, args=(memory(), stream, ledger, stop, wrote, batch), name="writer")]
+    by_id = {d.passage_id: d for d in docs}
+    threads = [threading.Thread(target=writer, args=(memory(), stream, by_id, ledger, stop, wrote, batch), name="writer")]
     threads += [
         threading.Thread(target=client, args=(memory(), docs[: preload + 200], ledger, stop, stats, k), name=f"client-{k}")
         for k in range(clients)
     ]
-    wall, hung = run_for(threads, seconds, stop)
-    projection.wait_for_refreshes(driver)
+
+    def enough(elapsed: float) -> bool:
+        if events is None:
+            return elapsed >= seconds
+        with stats.lock:
+            seen = {"count_checks": stats.count_checks,
+                    "queries_per_mode": min(len(v) for v in stats.latencies.values())}
+        seen |= {k: wrote[k] for k in ("batches", "updates", "deletes")}
+        return all(seen[k] >= n for k, n in events.items())
+
+    wall, reached, hung = run_until(threads, stop, enough, seconds if events is None else deadline)
+    projection.wait_for_refreshes(driver, timeout=deadline)
     left = sorted(projection._existing(driver, connection.database, ns))
 
     all_lat = [x for values in stats.latencies.values() for x in values]
     report = {
-        "namespace": ns,
-        "seconds": round(wall, 1),
-        "clients": clients,
-        "queries": len(all_lat),
-        "queries_per_s": round(len(all_lat) / wall, 1),
-        "p50_ms": round(percentile(all_lat, 0.5) * 1000, 1),
-        "p95_ms": round(percentile(all_lat, 0.95) * 1000, 1),
-        "per_mode": {
-            mode: {
-                "queries": len(v),
-                "p50_ms": round(percentile(v, 0.5) * 1000, 1),
-                "p95_ms": round(percentile(v, 0.95) * 1000, 1),
-            }
-            for mode, v in stats.latencies.items()
-        },
+        "namespace": ns, "seconds": round(wall, 1), "reached": reached, "clients": clients,
+        "queries": len(all_lat), "queries_per_s": round(len(all_lat) / wall, 1),
+        "p50_ms": ms(all_lat, 50), "p95_ms": ms(all_lat, 95),
+        "per_mode": {mode: {"queries": len(v), "p50_ms": ms(v, 50), "p95_ms": ms(v, 95)}
+                     for mode, v in stats.latencies.items()},
         "count_checks": stats.count_checks,
         "errors": len(stats.errors) + len(wrote["errors"]),
         "error_samples": (stats.errors + wrote["errors"])[:10],
@@ -282,7 +197,7 @@ def run(
         "hung_threads": hung,
         # graph queries walk the newest complete projection: how many writes it had not seen, and the
         # projections left once the refreshes are done (one per kind: the older ones are dropped)
-        "writes_behind": {"median": percentile(stats.behind, 0.5), "max": max(stats.behind, default=0)},
+        "writes_behind": {"median": percentile(stats.behind, 50), "max": max(stats.behind, default=0)},
         "projections_left": left,
         "writer": {k: v for k, v in wrote.items() if k != "errors"},
     }
@@ -302,15 +217,11 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the namespace afterwards")
     parser.add_argument("--json", dest="json_path", help="also write the report to this file")
     args = parser.parse_args()
-    report = run(
-        seconds=args.seconds, clients=args.clients, preload=args.preload, batch=args.batch,
-        namespace=args.namespace, keep=args.keep,
-    )
-    text = json.dumps(report, indent=2)
-    print(text)
+    report = run(seconds=args.seconds, clients=args.clients, preload=args.preload, batch=args.batch,
+                 namespace=args.namespace, keep=args.keep)
+    print(json.dumps(report, indent=2))
     if args.json_path:
-        Path(args.json_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json_path).write_text(text + "\n")
+        write_json(args.json_path, report)
     sys.exit(1 if report["errors"] or report["violations"] or report["hung_threads"] else 0)
 
 

@@ -35,6 +35,8 @@ def test_server_settings(**overrides: object) -> ServerSettings:
         "heap": os.environ.get("HIPPO_TEST_NEO4J_HEAP", "2g"),
         "pagecache": os.environ.get("HIPPO_TEST_NEO4J_PAGECACHE", "1g"),
         "auth": True,
+        # waiting for Bolt + GDS: a generous bound that only guards against a hang on a busy machine
+        "start_timeout": float(os.environ.get("HIPPO_TEST_NEO4J_START_TIMEOUT", "600")),
     }
     values.update(overrides)
     return base.model_copy(update=values)

@@ -48,7 +48,7 @@ def start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
     return subprocess.Popen(HIPPO + args, env=env, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
-def wait_healthy(url: str, process: subprocess.Popen, log: Path, timeout: float = 120.0) -> None:
+def wait_healthy(url: str, process: subprocess.Popen, log: Path, timeout: float = 300.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

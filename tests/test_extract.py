@@ -35,7 +35,7 @@ def settings_for(server: FakeOpenAI, **overrides: Any) -> LLMSettings:
         "api_key": SECRET,
         "backoff_initial": 0.01,
         "backoff_max": 0.2,
-        "timeout": 10.0,
+        "timeout": 60.0,  # only guards against a hang
         "concurrency": 4,
     }
     values.update(overrides)

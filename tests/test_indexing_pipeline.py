@@ -4,7 +4,6 @@ batch-by-batch path, and its failures surface in the caller with nothing half-se
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -16,6 +15,10 @@ from .graph_dump import assert_same_graph, snapshot
 from .test_memory import consistency_problems, musique  # noqa: F401 - musique: the shared fixture
 
 BATCH = 16
+PIPELINE_DEADLINE_S = 300  # only guards against a hang
+# The same vectors in both namespaces, but the client's float32 cosines (one matrix product per batch) round the
+# last bit by where each phrase sits in the held matrix, which follows the order the server returns them in.
+FLOAT32 = 1e-6
 
 
 def fresh(docs):
@@ -24,26 +27,28 @@ def fresh(docs):
 
 
 class RecordingEncoder:
-    """The real encoder, recording when and in which thread each call ran; ``fail_at`` (1-based) makes that
-    call raise instead."""
+    """The real encoder, recording in which thread each call ran; ``fail_at`` (1-based) makes that call raise
+    instead."""
 
     def __init__(self, real, fail_at: int | None = None) -> None:
         self.real = real
         self.fail_at = fail_at
-        self.calls: list[tuple[str, float, float]] = []
-        self.lock = threading.Lock()
+        self.calls: list[str] = []  # the thread of each call, in the order the calls began
+        self.lock = threading.Condition()
 
     def encode(self, texts):
         with self.lock:
             n = len(self.calls) + 1
-            self.calls.append((threading.current_thread().name, time.perf_counter(), float("inf")))
+            self.calls.append(threading.current_thread().name)
+            self.lock.notify_all()
         if n == self.fail_at:
             raise RuntimeError(f"encoder failed on call {n}")
-        out = self.real.encode(texts)
+        return self.real.encode(texts)
+
+    def wait_for_call(self, n: int, timeout: float) -> bool:
+        """Whether call ``n`` (1-based) has begun, waiting up to ``timeout`` seconds for it."""
         with self.lock:
-            name, began, _ = self.calls[n - 1]
-            self.calls[n - 1] = (name, began, time.perf_counter())
-        return out
+            return self.lock.wait_for(lambda: len(self.calls) >= n, timeout)
 
     def __getattr__(self, name):
         return getattr(self.real, name)
@@ -61,28 +66,31 @@ def test_pipelined_index_equals_the_batch_by_batch_index(memory_factory, musique
     piped = memory_factory(config=config)
     encoder = RecordingEncoder(piped.indexer.encoder)
     piped.indexer.encoder = encoder
-    link_ends: list[float] = []
+    batches = -(-len(corpus) // BATCH)
+    ahead: list[bool] = []  # per batch i: batch i+1's passage encoding had begun when batch i was linked
     real_link = piped.indexer.synonyms.link
 
     def link(*args, **kwargs):
-        try:
-            return real_link(*args, **kwargs)
-        finally:
-            link_ends.append(time.perf_counter())
+        i = len(ahead)
+        # pipelined, batch i+1's passage encoding (call 3(i+1)+1) is queued before batch i is linked and
+        # begins without this thread; batch by batch it would begin only after this link returned, so the
+        # wait would run into its deadline (which only guards against a hang)
+        ahead.append(i + 1 >= batches or encoder.wait_for_call(3 * (i + 1) + 1, timeout=PIPELINE_DEADLINE_S))
+        return real_link(*args, **kwargs)
 
     piped.indexer.synonyms.link = link
 
     want = serial.index(fresh(corpus))
     got = piped.index(fresh(corpus))
+    piped.indexer.synonyms.link = real_link
     assert report_counts(got) == report_counts(want)
     assert got.indexed == 120 and got.new_phrases > 0 and got.synonym_edges > 0
     # the encoder ran in the worker (three calls a batch: passages, new phrases, new facts), and batch i+1's
     # passages were being encoded before batch i was linked
-    assert {name for name, _, _ in encoder.calls} == {"hippo-encode_0"} and len(encoder.calls) == 3 * len(link_ends)
-    ahead = [encoder.calls[3 * (i + 1)][1] < end for i, end in enumerate(link_ends[:-1])]
-    assert any(ahead), (encoder.calls, link_ends)
+    assert set(encoder.calls) == {"hippo-encode_0"} and len(encoder.calls) == 3 * len(ahead)
+    assert len(ahead) == batches and all(ahead), ahead
     assert not consistency_problems(piped.driver, piped.namespace)
-    assert_same_graph(snapshot(piped.driver, piped.namespace), snapshot(serial.driver, serial.namespace))
+    assert_same_graph(snapshot(piped.driver, piped.namespace), snapshot(serial.driver, serial.namespace), synonym_tol=FLOAT32)
 
     # updates across batches: new versions of some passages (a phrase only their old version mentioned
     # is deleted and created again), mixed with unchanged and new passages
@@ -96,7 +104,7 @@ def test_pipelined_index_equals_the_batch_by_batch_index(memory_factory, musique
     assert report_counts(got) == report_counts(want)
     assert got.updated == len(changed) and got.unchanged == len(corpus[1::3])
     assert not consistency_problems(piped.driver, piped.namespace)
-    assert_same_graph(snapshot(piped.driver, piped.namespace), snapshot(serial.driver, serial.namespace))
+    assert_same_graph(snapshot(piped.driver, piped.namespace), snapshot(serial.driver, serial.namespace), synonym_tol=FLOAT32)
 
 
 @pytest.mark.timeout(300)

@@ -317,6 +317,10 @@ def _count(driver, ns: str) -> int:
     return rows(driver, "MATCH (p:Passage {ns: $ns}) RETURN count(p) AS n", ns=ns)[0]["n"]
 
 
+# the kill tests wait for a count of committed passages; this only guards against a hang
+KILL_DEADLINE_S = 600
+
+
 def _sealed(driver, ns: str) -> int:
     return rows(driver, "MATCH (p:Passage {ns: $ns}) WHERE p.hash IS NOT NULL RETURN count(p) AS n", ns=ns)[0]["n"]
 
@@ -365,9 +369,10 @@ def test_sigkill_of_hippo_index_then_rerun_completes_without_duplicates(connecti
     try:
         proc = subprocess.Popen([str(HIPPO), "index", str(path), "--json"], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + KILL_DEADLINE_S
         while _sealed(driver, ns) < 40 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
+        assert proc.poll() is None, f"hippo index ended before the kill: {proc.returncode}"
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
         at_kill = _sealed(driver, ns)
@@ -376,7 +381,8 @@ def test_sigkill_of_hippo_index_then_rerun_completes_without_duplicates(connecti
         problems = consistency_problems(driver, ns)
         assert all(p.startswith("unsealed passages") for p in problems), problems
 
-        again = subprocess.run([str(HIPPO), "index", str(path), "--json"], env=env, capture_output=True, text=True, timeout=300)
+        again = subprocess.run([str(HIPPO), "index", str(path), "--json"], env=env, capture_output=True, text=True,
+                               timeout=KILL_DEADLINE_S)
         assert again.returncode == 0, again.stderr[-2000:]
         report = json.loads(again.stdout)
         assert report["indexed"] + report["unchanged"] == len(corpus) and report["unchanged"] == at_kill
@@ -423,12 +429,13 @@ def test_killing_the_server_mid_write_leaves_a_consistent_graph(private_server, 
     writer = threading.Thread(target=write)
     writer.start()
     with connect_driver(conn.uri, conn.auth) as probe:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + KILL_DEADLINE_S
         while _count(probe, conn.namespace) < 40 and writer.is_alive() and time.monotonic() < deadline:
             time.sleep(0.05)
+    assert writer.is_alive(), f"the writer ended before the kill: {failure}"
     pid = server.running_pid(settings)
     os.kill(pid, signal.SIGKILL)
-    writer.join(60)
+    writer.join(KILL_DEADLINE_S)
     drv.close()
     assert not writer.is_alive() and failure, "the writer neither failed nor hung"
     assert server.running_pid(settings) is None
@@ -699,7 +706,7 @@ def _listening_addresses(port: int) -> set[str]:
 
 def _non_loopback_ipv4() -> list[str]:
     try:
-        out = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True, timeout=5).stdout
+        out = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True, timeout=60).stdout
     except OSError:
         return []
     return [f.split()[3].split("/")[0] for f in out.splitlines() if " lo " not in f and len(f.split()) > 3]
@@ -746,11 +753,16 @@ def test_concurrent_queries_during_indexing_see_only_committed_states(connection
         import concurrency
     finally:
         sys.path.remove(str(ROOT / "bench"))
-    report = concurrency.run(connection, seconds=4, clients=4, preload=20, batch=10)
+    # until the writer has indexed, updated and deleted while the clients queried every mode and counted the
+    # passages several times (batch 5 is the first with a deletion); the deadline only guards against a hang
+    events = {"batches": 5, "updates": 2, "deletes": 3, "count_checks": 4, "queries_per_mode": 3}
+    report = concurrency.run(connection, events=events, deadline=600, clients=4, preload=20, batch=10)
     assert report["errors"] == 0, report["error_samples"]
     assert report["violations"] == 0, report["violation_samples"]
     assert not report["hung_threads"]
-    assert report["queries"] > 0 and report["count_checks"] > 0 and report["writer"]["batches"] >= 1
+    assert report["reached"], report
+    assert report["count_checks"] >= 4 and all(m["queries"] >= 3 for m in report["per_mode"].values())
+    assert report["writer"]["batches"] >= 5 and report["writer"]["updates"] >= 2 and report["writer"]["deletes"] >= 3
 
 
 # ------------------------------------------------------------------ projections kept warm across writes
@@ -765,8 +777,31 @@ def _kinds_projected(driver, database, ns):
     return {name: projection._version_of(name, ns) for name in projection._existing(driver, database, ns)}
 
 
-def test_a_write_does_not_make_graph_queries_wait_and_the_refresh_replaces_the_projection(memory_factory, monkeypatch):
-    monkeypatch.setattr(projection, "REFRESH_DELAY_S", 2.0)  # the refresh cannot finish before the first query
+@pytest.fixture
+def held_refreshes(monkeypatch):
+    """Background projection refreshes wait at a gate until the test opens it (``gate.release()``), so what a
+    query sees right after a write does not depend on how fast the machine builds the next projection. Queries
+    that need the current graph project it themselves and never pass this gate. Request it before
+    ``memory_factory``: the gate opens after the namespaces are dropped, and the waiting refreshes then end."""
+    gate = threading.Semaphore(0)
+    monkeypatch.setattr(projection, "_building", gate)
+    yield gate
+    gate.release()
+
+
+REFRESH_DEADLINE_S = 600  # only guards against a hang
+
+
+def _blocked_on_projection_lock(driver, database) -> bool:
+    """Whether a transaction on the server waits for a projection lock another transaction holds."""
+    return any(
+        r["status"].startswith("Blocked") and "HippoProjectionLock" in r["query"]
+        for r in rows(driver, "SHOW TRANSACTIONS YIELD status, currentQuery RETURN status, currentQuery AS query",
+                      database_=database)
+    )
+
+
+def test_a_write_does_not_make_graph_queries_wait_and_the_refresh_replaces_the_projection(held_refreshes, memory_factory):
     memory = memory_factory()
     memory.index([PE("a", "Ada Lovelace wrote notes on the engine.", ("Ada Lovelace", "wrote", "notes"), "Ada Lovelace"),
                   PE("b", "Charles Babbage designed the engine.", ("Charles Babbage", "designed", "engine"), "Charles Babbage")])
@@ -796,7 +831,8 @@ def test_a_write_does_not_make_graph_queries_wait_and_the_refresh_replaces_the_p
     fresh = memory.query("Who wrote notes?", mode="entity-ppr", entities=["Ada Lovelace"], fresh=True)
     assert fresh.graph_version == current and fresh.writes_behind == 0
 
-    projection.wait_for_refreshes(memory.driver)
+    held_refreshes.release()  # the refreshes the writes started may now build
+    projection.wait_for_refreshes(memory.driver, timeout=REFRESH_DEADLINE_S)
     after = {m: memory.query("Who wrote notes?", mode=m, entities=["Ada Lovelace"], filter=False) for m in modes}
     assert all(r.graph_version == current and r.writes_behind == 0 for r in after.values())
     # one projection per kind remains, all of the current version: the old ones were dropped
@@ -824,8 +860,7 @@ def test_a_projection_built_by_another_release_s_statement_is_dropped_not_walked
     assert projection.graph_name(ns, version, "mentions") in left
 
 
-def test_a_deleted_passage_never_comes_back_from_an_old_projection(memory_factory, monkeypatch):
-    monkeypatch.setattr(projection, "REFRESH_DELAY_S", 2.0)
+def test_a_deleted_passage_never_comes_back_from_an_old_projection(held_refreshes, memory_factory):
     memory = memory_factory()
     memory.index([PE("a", "Ada Lovelace wrote notes.", ("Ada Lovelace", "wrote", "notes"), "Ada Lovelace"),
                   PE("b", "Ada Lovelace met Charles Babbage.", ("Ada Lovelace", "met", "Charles Babbage"),
@@ -844,10 +879,9 @@ def test_a_deleted_passage_never_comes_back_from_an_old_projection(memory_factor
         assert "z" not in walked or result.writes_behind == 0, (mode, walked)  # z is not in the old projection
 
 
-def test_stale_queries_do_not_wait_for_a_projection_another_client_is_building(memory_factory, driver, connection, monkeypatch):
+def test_stale_queries_do_not_wait_for_a_projection_another_client_is_building(held_refreshes, memory_factory, driver, connection):
     """The projection lock is held (as by another process mid-projection): queries go on with the old
     projection, and a query that needs the current graph gets it once the lock is released."""
-    monkeypatch.setattr(projection, "REFRESH_DELAY_S", 30.0)
     memory = memory_factory()
     memory.index([P("a", "Ada Lovelace wrote notes.", ("Ada Lovelace", "wrote", "notes"))])
     old = memory.query("q", mode="hipporag1", entities=["Ada Lovelace"]).graph_version
@@ -856,26 +890,33 @@ def test_stale_queries_do_not_wait_for_a_projection_another_client_is_building(m
         tx = session.begin_transaction()
         tx.run("MERGE (l:HippoProjectionLock {ns: $ns, kind: 'phrase'}) SET l.at = timestamp()", ns=memory.namespace).consume()
         try:
-            began = time.perf_counter()
-            results = [memory.query("q", mode="hipporag1", entities=["Ada Lovelace"]) for _ in range(3)]
-            assert time.perf_counter() - began < 20
-            assert all(r.graph_version == old and r.writes_behind > 0 for r in results)
+            # a query that waited for the lock would wait until the rollback below: these finish while it is held
+            results: list = []
+            stale = threading.Thread(target=lambda: results.extend(
+                memory.query("q", mode="hipporag1", entities=["Ada Lovelace"]) for _ in range(3)))
+            stale.start()
+            stale.join(REFRESH_DEADLINE_S)
+            assert not stale.is_alive(), "a query that can walk the old projection waited for the lock"
+            assert len(results) == 3 and all(r.graph_version == old and r.writes_behind > 0 for r in results)
             waiting: list = []
             needs_current = threading.Thread(target=lambda: waiting.append(
                 memory.query("q", mode="hipporag1", entities=["Charles Babbage"])))
             needs_current.start()
-            needs_current.join(3)
+            deadline = time.monotonic() + REFRESH_DEADLINE_S
+            while not _blocked_on_projection_lock(driver, connection.database) and needs_current.is_alive() \
+                    and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert _blocked_on_projection_lock(driver, connection.database)  # waiting on the server for the lock
             assert needs_current.is_alive() and not waiting  # blocked on the lock, not failed
         finally:
             tx.rollback()
-    needs_current.join(60)
+    needs_current.join(REFRESH_DEADLINE_S)
     current = projection.namespace_version(memory.driver, memory.database, memory.namespace)
     assert waiting and waiting[0].graph_version == current and waiting[0].passages[0].id == "b"
 
 
-def test_a_client_killed_mid_projection_leaves_the_old_projection_and_no_lock(connection, driver, memory_factory, tmp_path, monkeypatch):
-    monkeypatch.setattr(projection, "REFRESH_DELAY_S", 30.0)  # this process leaves the projecting to the other
-    memory = memory_factory()
+def test_a_client_killed_mid_projection_leaves_the_old_projection_and_no_lock(connection, driver, held_refreshes, memory_factory, tmp_path):
+    memory = memory_factory()  # held_refreshes: this process leaves the projecting to the other
     memory.index([P(f"p{i}", f"Person {i} met person {i + 1}.", (f"person {i}", "met", f"person {i + 1}")) for i in range(200)])
     old = memory.query("q", mode="hipporag1", entities=["person 3"]).graph_version
     memory.index([P("new", "Person 3 met Ada Lovelace.", ("person 3", "met", "Ada Lovelace"))])

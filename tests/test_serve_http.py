@@ -41,7 +41,7 @@ def api(corpus, connection, tmp_path_factory):
     base = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(base + "/health", process, log)
-        with httpx.Client(base_url=base, timeout=60) as client:
+        with httpx.Client(base_url=base, timeout=300) as client:
             yield client
     finally:
         stop(process)
@@ -184,9 +184,10 @@ def _serve_in_thread(app, port):
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
+    deadline = time.monotonic() + 120  # only guards against a hang
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert server.started, "the server did not start"
     return server, thread
 
 
@@ -219,12 +220,12 @@ def test_non_loopback_bind_refuses_to_start_without_a_key(connection, corpus, tm
     for host in ("0.0.0.0", "::"):
         done = subprocess.run(
             [*HIPPO, "serve", "--host", host, "--port", str(port)],
-            env=hippo_env(connection, ns), capture_output=True, text=True, timeout=60,
+            env=hippo_env(connection, ns), capture_output=True, text=True, timeout=300,
         )
         assert done.returncode == 1 and "HIPPO_API_KEY" in done.stderr and "Traceback" not in done.stderr
     short = subprocess.run(
         [*HIPPO, "serve", "--host", "0.0.0.0", "--port", str(port)],
-        env=hippo_env(connection, ns, HIPPO_API_KEY="short"), capture_output=True, text=True, timeout=60,
+        env=hippo_env(connection, ns, HIPPO_API_KEY="short"), capture_output=True, text=True, timeout=300,
     )
     assert short.returncode == 1 and "shorter than" in short.stderr and "short" not in short.stderr.split("shorter")[0][-10:]
 
@@ -239,7 +240,7 @@ def test_non_loopback_bind_with_a_key_requires_it_on_every_call(connection, corp
     query = {"query": docs[0].text[:100], "mode": "dense", "top_k": 2}
     try:
         wait_healthy(base + "/health", process, log)  # health needs no key
-        with httpx.Client(base_url=base, timeout=60) as client:
+        with httpx.Client(base_url=base, timeout=300) as client:
             for path, method, body in (("/query", "post", query), ("/index", "post", {"passages": [{"text": "x"}]}),
                                        ("/delete", "post", {"ids": ["m0"]}), ("/stats", "get", None),
                                        ("/modes", "get", None)):

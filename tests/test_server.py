@@ -42,6 +42,7 @@ def test_start_status_stop_cycle_through_cli(tmp_path, monkeypatch, neo4j_server
         "HIPPO_CACHE_DIR": str(settings.cache_dir),
         "HIPPO_NEO4J_HEAP": "512m",
         "HIPPO_NEO4J_PAGECACHE": "128m",
+        "HIPPO_NEO4J_START_TIMEOUT": str(settings.start_timeout),
     }
     # a password that looks like an option (generated ones can start with "-") must still be set
     settings.config_dir.mkdir(parents=True)
@@ -76,7 +77,7 @@ def test_start_status_stop_cycle_through_cli(tmp_path, monkeypatch, neo4j_server
         assert "server.memory.heap.max_size=512m" in conf
         assert f"server.http.listen_address=127.0.0.1:{settings.http_port}" in conf
         # Neo4j Browser is served on loopback for exploring the graph
-        with urllib.request.urlopen(f"http://127.0.0.1:{settings.http_port}/browser/", timeout=10) as page:
+        with urllib.request.urlopen(f"http://127.0.0.1:{settings.http_port}/browser/", timeout=60) as page:
             assert page.status == 200 and b"Neo4j Browser" in page.read()
         assert started["browser"] == f"http://127.0.0.1:{settings.http_port}/browser/"
     finally:
