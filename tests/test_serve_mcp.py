@@ -73,7 +73,7 @@ def test_stdio_list_and_call_every_tool(connection, corpus, tmp_path):
                                    env=hippo_env(connection, ns))
 
     async def main() -> None:
-        async with Client(params, read_timeout_seconds=120) as client:
+        async with Client(params, read_timeout_seconds=300) as client:
             await _exercise(client, ns, docs)
 
     anyio.run(main)
@@ -99,7 +99,7 @@ def test_streamable_http(connection, corpus, tmp_path):
                 time.sleep(0.3)
 
         async def main() -> None:
-            async with Client(url, read_timeout_seconds=120) as client:
+            async with Client(url, read_timeout_seconds=300) as client:
                 await _exercise(client, ns, docs)
 
         anyio.run(main)
