@@ -7,7 +7,7 @@ HIPPO := $(VENV)/bin/hippo
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test demo test bench neo4j-start neo4j-stop clean
+.PHONY: install install-test demo test test-under-load bench neo4j-start neo4j-stop clean
 
 # `make demo` installs the default dependencies only; `make test` adds the test extra (sentence-transformers
 # with torch, for the second encoder backend, and the test tools).
@@ -53,8 +53,21 @@ demo: install
 	$(HIPPO) neo4j start
 	$(HIPPO) demo
 
+# pytest's exit status 5 (no test collected) fails the target, with a line that says so.
+PYTEST := $(PY) -m pytest
+define run-pytest
+	@rc=0; $(1) $(PYTEST_ARGS) || rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "make $@: pytest collected no tests (exit 5)" >&2; fi; exit $$rc
+endef
+
 test: install-test
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(call run-pytest,$(PYTEST))
+
+# The same suite while a CPU hog of its own keeps every core busy (tests/cpu_hog.py: one busy process per core,
+# stopped when the suite ends, after HOG_MAX_SECONDS at most): no test may depend on an idle machine.
+HOG_MAX_SECONDS ?= 5400
+test-under-load: install-test
+	$(call run-pytest,$(PY) tests/cpu_hog.py --max-seconds $(HOG_MAX_SECONDS) -- $(PYTEST))
 
 # BENCH_ARGS passes options to the suite, e.g. make bench BENCH_ARGS="--scale 2000,10000,50000" (the scale curve)
 BENCH_ARGS ?=
