@@ -53,8 +53,9 @@ demo: install
 	$(HIPPO) neo4j start
 	$(HIPPO) demo
 
-# pytest's exit status 5 (no test collected) fails the target, with a line that says so.
-PYTEST := $(PY) -m pytest
+# The 15 slowest tests are printed after every run (CI shows them); pytest's exit status 5 (no test collected)
+# fails the target, with a line that says so.
+PYTEST := $(PY) -m pytest --durations=15
 define run-pytest
 	@rc=0; $(1) $(PYTEST_ARGS) || rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make $@: pytest collected no tests (exit 5)" >&2; fi; exit $$rc

@@ -6,14 +6,20 @@ never the user's server. It reuses an instance that is already running and stops
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 
 from hippo_neo4j import HippoRAG
+from hippo_neo4j import evaluation as ev
+from hippo_neo4j.graph import projection
+from hippo_neo4j.models import content_hash
 from hippo_neo4j.runtime import server
 from hippo_neo4j.config import ConnectionSettings, ServerSettings
 from hippo_neo4j.db import connect
@@ -103,6 +109,53 @@ def memory_factory(connection, driver):
     yield make
     for memory in made:
         memory.drop_namespace()
+
+
+def question_subset(dataset: ev.Dataset, questions: int) -> ev.Dataset:
+    """The first questions and only their paragraphs (gold and distractors) as the corpus."""
+    raw = json.loads((dataset.root / "questions.json").read_text())[:questions]
+    wanted = {content_hash(p["title"], p["paragraph_text"]) for q in raw for p in q["paragraphs"]}
+    passages = [p for p in dataset.passages if p.hash in wanted]
+    return ev.Dataset(dataset.name, dataset.root, passages, dataset.questions[:questions], dataset.openie)
+
+
+@pytest.fixture(scope="session")
+def musique10(connection, driver):
+    """The paragraphs of musique_train's first 10 questions with their GPT-3.5 OpenIE, indexed once for the
+    run: (the dataset, its namespace). Tests only read it; one that wrote would fail at the end of the run."""
+    small = question_subset(ev.load_dataset(DATASETS / "musique_train"), 10)
+    memory = HippoRAG(connection, namespace=f"t-musique10-{uuid.uuid4().hex[:6]}", driver=driver,
+                      extractor=NoExtractor())
+    ev.ensure_index(memory, small)
+    version = projection.namespace_version(driver, connection.database, memory.namespace)
+    yield small, memory.namespace
+    written = projection.namespace_version(driver, connection.database, memory.namespace) != version
+    memory.drop_namespace()
+    assert not written, "a test wrote into the shared musique10 namespace"
+
+
+@pytest.fixture
+def on_musique10(musique10, connection, driver):
+    """HippoRAG clients on the shared musique10 namespace (never dropped here); the extractor defaults to
+    NoExtractor, ``extractor=None`` gives the configured one."""
+
+    def make(**kwargs):
+        kwargs.setdefault("extractor", NoExtractor())
+        return HippoRAG(connection, namespace=musique10[1], driver=driver, **kwargs)
+
+    return make
+
+
+def stop_throwaway(settings: ServerSettings, deadline_s: float = 120) -> None:
+    """End a throw-away server whose data is discarded: SIGKILL, no graceful shutdown to wait for."""
+    pid = server.running_pid(settings)
+    if pid is None:
+        return
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + deadline_s  # only guards against a hang
+    while server.running_pid(settings) is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.running_pid(settings) is None, f"the throw-away server (pid {pid}) outlived SIGKILL"
 
 
 @pytest.fixture(autouse=True)

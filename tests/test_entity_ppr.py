@@ -15,7 +15,7 @@ from hippo_neo4j.retrieve import MODES
 
 from .graph_dump import rows
 from .test_core import P, PATH_CORPUS
-from .test_eval import _subset
+from .conftest import question_subset as _subset
 
 QUESTION = "Which Stanford professor works on Alzheimer's?"
 
@@ -45,10 +45,9 @@ def test_a_passage_is_linked_to_every_entity_it_names_and_its_title(memory_facto
         {"lagos", "a port"}
 
 
-def test_entity_ppr_equals_the_inprocess_reference_on_musique_questions(memory_factory, musique):
-    small = _subset(musique, 10)
-    memory = memory_factory(config=HippoConfig(ppr_tolerance=1e-9))
-    ev.ensure_index(memory, small)
+def test_entity_ppr_equals_the_inprocess_reference_on_musique_questions(on_musique10, musique10):
+    small, _ = musique10
+    memory = on_musique10(config=HippoConfig(ppr_tolerance=1e-9))
     ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace, hipporag2=True)
     names = OfflineExtractor()
     for q in small.questions:
@@ -108,14 +107,13 @@ def test_every_mode_returns_top_k_passages_filling_from_dense(memory_factory):
     assert not any(p.filled for p in memory.query(QUESTION, mode="dense", top_k=total).passages)
 
 
-def test_looking_up_only_the_nodes_with_the_most_mass_changes_no_ranking(memory_factory, musique, monkeypatch):
+def test_looking_up_only_the_nodes_with_the_most_mass_changes_no_ranking(on_musique10, musique10, monkeypatch):
     """After the walk only the entity_ppr.WINDOW nodes with the most mass are read; a window that holds fewer than
     top_k passages runs the statement again with a larger one. Any window gives the same passages and scores."""
     from hippo_neo4j.retrieve import entity_ppr
 
-    small = _subset(musique, 10)
-    memory = memory_factory()
-    ev.ensure_index(memory, small)
+    small, _ = musique10
+    memory = on_musique10()
     names = OfflineExtractor()
     queries = [(q.question, names.query_entities(q.question)) for q in small.questions]
 

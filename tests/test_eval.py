@@ -22,6 +22,7 @@ from hippo_neo4j.models import PassageIn, content_hash
 from hippo_neo4j.text import normalize_phrase
 
 from .conftest import DATASETS
+from .conftest import question_subset as _subset
 
 MUSIQUE = DATASETS / "musique_train"
 SAMPLE = DATASETS / "sample"
@@ -107,14 +108,6 @@ def test_load_sample_format(tmp_path):
 # ---------------------------------------------------------------------------------------- index reuse
 
 
-def _subset(dataset: ev.Dataset, questions: int) -> ev.Dataset:
-    """The first questions and only their paragraphs (gold and distractors) as the corpus."""
-    raw = json.loads((dataset.root / "questions.json").read_text())[:questions]
-    wanted = {content_hash(p["title"], p["paragraph_text"]) for q in raw for p in q["paragraphs"]}
-    passages = [p for p in dataset.passages if p.hash in wanted]
-    return ev.Dataset(dataset.name, dataset.root, passages, dataset.questions[:questions], dataset.openie)
-
-
 def test_ensure_index_reuses_the_same_corpus_and_refuses_another(memory_factory, musique, monkeypatch):
     small = _subset(musique, 2)
     memory = memory_factory(extractor=None)
@@ -144,12 +137,11 @@ def test_ensure_index_reuses_the_same_corpus_and_refuses_another(memory_factory,
 # ------------------------------------------------------------------------------------- reference check
 
 
-def test_gds_path_and_inprocess_reference_give_the_same_ranking_on_musique_questions(memory_factory, musique):
-    """Index the gold and distractor paragraphs of 10 questions (GPT-3.5 OpenIE), query with the offline
-    extractor's entities, and compare linking, seeds, scores and ranking with numpy/scipy."""
-    small = _subset(musique, 10)
-    memory = memory_factory(extractor=None, config=HippoConfig(ppr_tolerance=1e-9))  # converge like the reference
-    ev.ensure_index(memory, small)
+def test_gds_path_and_inprocess_reference_give_the_same_ranking_on_musique_questions(on_musique10, musique10):
+    """The gold and distractor paragraphs of 10 questions (GPT-3.5 OpenIE), queried with the offline
+    extractor's entities: linking, seeds, scores and ranking compared with numpy/scipy."""
+    small, _ = musique10
+    memory = on_musique10(extractor=None, config=HippoConfig(ppr_tolerance=1e-9))  # converge like the reference
     local = InProcess.load(memory)
     assert len(local.ref.passages) == len(small.passages) == memory.stats()["passages"]
     extractor = OfflineExtractor()

@@ -23,7 +23,6 @@ from .conftest import DATASETS
 from .fake_openai import FakeOpenAI
 from .graph_dump import assert_same_graph, rows, snapshot
 from .test_core import PATH_CORPUS, P
-from .test_eval import _subset
 
 MUSIQUE = DATASETS / "musique_train"
 
@@ -121,12 +120,11 @@ def test_a_small_namespace_finds_its_facts_beside_a_large_one(memory_factory, mu
 # ------------------------------------------------------------------------------------------ retrieval
 
 
-def test_hipporag2_equals_the_inprocess_reference_on_musique_questions(memory_factory, musique):
+def test_hipporag2_equals_the_inprocess_reference_on_musique_questions(on_musique10, musique10):
     """Facts through the vector index, phrase and passage seeds, and the PPR over the passage projection
     against numpy/scipy of the same formulas (DESIGN.md §1), on the paragraphs of 10 musique questions."""
-    small = _subset(musique, 10)
-    memory = memory_factory(config=HippoConfig(ppr_tolerance=1e-9))  # formulas compared: converge like the reference
-    ev.ensure_index(memory, small)
+    small, _ = musique10
+    memory = on_musique10(config=HippoConfig(ppr_tolerance=1e-9))  # formulas compared: converge like the reference
     ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace, hipporag2=True)
     assert len(ref.passages) == len(small.passages) and len(ref.facts) == memory.stats()["facts"]
     cfg = memory.config

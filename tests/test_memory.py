@@ -33,7 +33,7 @@ from hippo_neo4j.encode import Encoder, shared_encoder
 from hippo_neo4j.errors import ServerError
 from hippo_neo4j.text import normalize_phrase
 
-from .conftest import test_server_settings
+from .conftest import stop_throwaway, test_server_settings
 from .conftest import NoExtractor
 from .graph_dump import assert_same_graph, rows, snapshot
 from .test_core import OPENIE, P
@@ -402,7 +402,7 @@ def private_server(tmp_path_factory):
     )
     server.start(settings)
     yield settings
-    server.stop(settings)
+    stop_throwaway(settings)
 
 
 def private_connection(settings, ns="crash"):
