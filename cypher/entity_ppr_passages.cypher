@@ -5,9 +5,14 @@
 //     z = (cos - mean) / sd: $passageSources [[node id, z / sum of z]], computed by the client
 //     (graph/passage_vectors.py), here scaled to sum 1 - $entityShare (`passageShare`; 1 when no entity links);
 // then passages ranked by their own PPR mass. `contributors`: the passage's phrases among the $topPhrases
-// with the most mass (of the $window nodes with the most), with that mass.
+// with the most mass (of the $window nodes with the most), with that mass. `ranked` also holds the passages of
+// $include (passage ids the client may place first) that are in the window below the top $topK.
+// `entityWalk`: with $entityWalk > 0 and a phrase seed, the $entityWalk passages with the most mass in a second
+// walk from the phrase seeds alone (the same weights): by linearity their mass there is the part of their mass
+// above that came from the query's entities.
 // $graphVersion: see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds, $passageSources,
-// $entityShare, $damping, $maxIterations, $tolerance, $concurrency, $topK, $topPhrases, $window.
+// $entityShare, $damping, $maxIterations, $tolerance, $concurrency, $topK, $topPhrases, $window, $include,
+// $entityWalk.
 // the walk runs in a subquery that returns only (nodeId, score) rows: the sort below then buffers small
 // rows, not rows that also carry the seed lists (the server's transaction memory counts those per row)
 CALL () {
@@ -44,12 +49,37 @@ CALL (phrases) {
 }
 CALL (passages, top) {
   UNWIND passages AS x
-  WITH x ORDER BY x[1] DESC LIMIT $topK
+  WITH x ORDER BY x[1] DESC
+  WITH collect(x) AS sorted
+  UNWIND sorted[..$topK] + [x IN sorted[$topK..] WHERE x[0].id IN $include] AS x
   WITH x[0] AS p, x[1] AS score
   OPTIONAL MATCH (ph:Phrase)-[:MENTIONED_IN]->(p)
   WITH p, score, collect(ph) AS named
   RETURN collect({id: p.id, title: p.title, text: p.text, score: score,
                   contributors: [t IN top WHERE t[0] IN named | {phrase: t[0].text, contribution: t[1]}]}) AS ranked
 }
-RETURN ranked, [t IN top | {phrase: t[0].text, mass: t[1]}][..10] AS topPhrases, passageShare,
+CALL () {
+  CALL () {
+    UNWIND $seeds AS seed
+    MATCH (ph:Phrase {ns: $ns, text: seed.text})
+    WHERE coalesce(ph.since, 0) <= $graphVersion
+    RETURN collect([ph, seed.weight]) AS phraseSources
+  }
+  WITH phraseSources WHERE $entityWalk > 0 AND size(phraseSources) > 0
+  CALL gds.pageRank.stream($graph, {
+    sourceNodes: phraseSources, dampingFactor: $damping,
+    relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
+    concurrency: $concurrency
+  })
+  YIELD nodeId, score
+  WITH nodeId, score WHERE score > 0
+  WITH nodeId, score ORDER BY score DESC LIMIT $window
+  WITH collect([gds.util.asNode(nodeId), score]) AS window
+  WITH size(window) AS windowSize,
+       [x IN window WHERE x[0]:Passage AND x[0].ns = $ns AND coalesce(x[0].since, 0) <= $graphVersion][..$entityWalk] AS found
+  // as above: the window holds the walk's top $entityWalk passages, or all its nodes with mass
+  RETURN [x IN found | {id: x[0].id, mass: x[1]}] AS entityWalk,
+         windowSize < $window OR size(found) >= $entityWalk AS entityComplete
+}
+RETURN ranked, entityWalk, entityComplete, [t IN top | {phrase: t[0].text, mass: t[1]}][..10] AS topPhrases, passageShare,
        windowSize < $window OR size(passages) >= $topK AS complete

@@ -191,6 +191,17 @@ class HippoConfig(BaseModel):
     entity_share: float = Field(
         0.5, ge=0, le=1, description="entity-ppr: share of the reset mass on the query's entities (the rest on passages)"
     )
+    entity_relevance: bool = Field(
+        False, description="entity-ppr: weigh each linked phrase's seed by how like the query its passages are "
+                          "(1/|P_i| x the mean of its passages' positive cosine z-scores)"
+    )
+    agreement_dense: int = Field(
+        3, ge=0, description="entity-ppr: dense's top passages (by cosine) that go first when the entity walk confirms "
+                             "them; 0: the walk's order alone"
+    )
+    agreement_walk: int = Field(
+        10, ge=1, description="entity-ppr: how many of the entity walk's top passages confirm a dense passage"
+    )
     # hybrid
     hybrid_lambda: float = Field(0.5, ge=0, le=1, description="weight of the hipporag1 score in the fusion")
     hybrid_depth: int = Field(50, ge=1, description="passages each side contributes to the fusion")

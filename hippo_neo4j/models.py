@@ -149,6 +149,12 @@ class RetrievedPassage(BaseModel):
     score: float
     contributors: list[Contributor] = Field(default_factory=list)
     filled: bool = Field(False, description="not found by the mode itself: added from dense retrieval to reach top_k")
+    signals: dict[str, Any] = Field(
+        default_factory=dict,
+        description="entity-ppr: why the passage is here: `placed` ('agreement': dense and the entity walk both rank it "
+                    "at their top; 'walk': by its PPR mass), `dense_rank`, `entity_walk_rank` (None: not in its top), "
+                    "`walk_rank`, and `entity_share` (the part of its mass that came from the query's entities)",
+    )
 
 
 class RetrievalResult(BaseModel):

@@ -195,9 +195,13 @@ class ReferenceGraph:
         top_k: int = 10,
         tol: float = 1e-13,
         max_iter: int = 1000,
+        agreement_dense: int = 3,
+        agreement_walk: int = 10,
     ) -> dict:
         """entity-ppr: phrase seeds 1/|P_i| scaled to sum ``entity_share``; passages above the mean cosine
-        seeded by their z-score, scaled to sum the rest (all of it with no phrase seed); passages by PPR mass."""
+        seeded by their z-score, scaled to sum the rest (all of it with no phrase seed); passages by PPR mass,
+        after dense's top ``agreement_dense`` passages that a walk from the phrase seeds alone ranks among its
+        top ``agreement_walk`` (in dense's order; ``agreement_dense`` 0: the walk's order alone)."""
         assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
         q = query / np.linalg.norm(query)
         n = len(self.phrases)
@@ -216,8 +220,17 @@ class ReferenceGraph:
         if sd > 0 and z.sum() > 0:
             reset[n:] = (1.0 - entity_share if raw else 1.0) * z / z.sum()
         mass = walk(self.mention_transition_t, reset, damping, tol, max_iter)[n:]
-        ranked = [i for i in np.argsort(-mass, kind="stable")[:top_k] if mass[i] > 0]
-        return {"passages": [(self.passages[i], float(mass[i])) for i in ranked],
+        ranked = [i for i in np.argsort(-mass, kind="stable") if mass[i] > 0]
+        first: list[int] = []
+        if agreement_dense > 0 and raw:
+            entity_reset = np.zeros_like(reset)
+            entity_reset[:n] = reset[:n]
+            entity = walk(self.mention_transition_t, entity_reset, damping, tol, max_iter)[n:]
+            confirmed = {i for i in np.argsort(-entity, kind="stable")[:agreement_walk] if entity[i] > 0}
+            by_cosine = np.argsort(-np.nan_to_num(dense, nan=-np.inf), kind="stable")[:agreement_dense]
+            first = [int(i) for i in by_cosine if i in confirmed and mass[i] > 0]
+        ranked = (first + [i for i in ranked if i not in first])[:top_k]
+        return {"passages": [(self.passages[i], float(mass[i])) for i in ranked], "agreement": [self.passages[i] for i in first],
                 "phrase_seeds": {self.phrases[i]: float(reset[i]) for i in range(n) if reset[i] > 0}}
 
     def ppr(self, seeds: dict[str, float], damping: float, tol: float = 1e-13, max_iter: int = 1000) -> np.ndarray:
@@ -342,6 +355,7 @@ class InProcess:
         found = self.ref.entity_ppr(
             self.encoder.encode_queries([text])[0], self.link(entities), entity_share=config.entity_share,
             damping=config.damping, top_k=top_k, tol=config.ppr_tolerance, max_iter=config.ppr_max_iterations,
+            agreement_dense=config.agreement_dense, agreement_walk=config.agreement_walk,
         )
         return found["passages"]
 

@@ -1,15 +1,26 @@
-"""LLM-free graph retrieval over the mention graph: the query's named entities link to their nearest phrases
-(top-1, node specificity 1/|P_i|), every passage more similar to the query than the namespace's average is
-seeded by its z-score, the two groups share the reset mass λ : 1 − λ (``entity_share``, ½: the query's names
-and the query's text have an equal say), one PPR runs over phrases and passages in GDS (damping 0.5, the
-paper's), and passages rank by their own mass (``cypher/entity_ppr_passages.cypher``).
+"""LLM-free graph retrieval over the mention graph, in two signals that are independent of each other:
+
+- **the walk**: the query's named entities link to their nearest phrases (top-1, node specificity 1/|P_i|;
+  with ``entity_relevance``, each also times how like the query the passages it names are: the mean of their
+  positive cosine z-scores, a variant that loses the path-finding case), every passage more similar to
+  the query than the namespace's average is seeded by its z-score, the two groups share the reset mass
+  λ : 1 − λ (``entity_share``, ½), one PPR runs over phrases and passages in GDS (damping 0.5, the paper's), and
+  passages rank by their own mass (``cypher/entity_ppr_passages.cypher``);
+- **agreement at the top**: dense's top ``agreement_dense`` passages (exact cosines) that a second walk from the
+  entity seeds alone ranks among its top ``agreement_walk`` go first, in dense's order. Text similarity and the
+  graph around the query's names are independent evidence: a passage both put at their top is the first hop
+  of the answer. Dense's own top alone is not trusted (on multi-hop questions the passage most like the
+  question is often not an answer), nor the walk's alone (a rare name can pull up a passage unrelated to the
+  question).
 
 The graph it walks links each passage to every entity it names (``graph/indexing.py``), so the walk reaches
 passages that share an entity with the query, or with the passages most like the query, in one step: the
 multi-hop hop that a single vector search misses. SYNONYM edges join the surface forms one name takes in
-different passages, since the query's entity links to only one of them. Both seed groups are scale-free
-(sum-normalised, z-scores), so nothing depends on one encoder's cosine scale. No extractor or LLM is needed at query time beyond spaCy's
-query entities; with no entity that links, the passage seeds alone drive the walk.
+different passages, since the query's entity links to only one of them. Every weight is scale-free
+(sum-normalised, z-scores, ranks), so nothing depends on one encoder's cosine scale or a corpus's size. Each
+passage says which signal placed it and the share of its mass that came from the query's entities
+(``RetrievedPassage.signals``; by linearity of PPR, the second walk's mass over the first's). With no entity
+that links, the passage seeds alone drive the walk. How the design was chosen: docs/results.md.
 """
 
 from __future__ import annotations
@@ -33,14 +44,32 @@ from .linking import newest_seed
 WINDOW = 500
 
 
-def entity_seeds(linked: list[LinkedEntity], share: float) -> dict[str, float]:
-    """Phrase seeds: each linked phrase 1/|P_i| (summed over the entities that link to it), scaled to sum ``share``."""
+def specificity(linked: list[LinkedEntity]) -> dict[str, float]:
+    """Node specificity: each linked phrase 1/|P_i|, summed over the entities that link to it."""
     weights: dict[str, float] = {}
     for link in linked:
         if link.passages > 0:
             weights[link.phrase] = weights.get(link.phrase, 0.0) + 1.0 / link.passages
+    return weights
+
+
+def entity_seeds(linked: list[LinkedEntity], share: float, relevance: dict[str, float] | None = None) -> dict[str, float]:
+    """Phrase seeds: each linked phrase 1/|P_i| (summed over the entities that link to it), times its
+    ``relevance`` when given (the mean passage seed of the passages it names), scaled to sum ``share``; a phrase
+    of relevance 0 (none of its passages is more like the query than the average) seeds nothing."""
+    weights = specificity(linked)
+    if relevance is not None:
+        weights = {t: w * relevance.get(t, 0.0) for t, w in weights.items()}
+        weights = {t: w for t, w in weights.items() if w > 0}
     total = sum(weights.values())
     return {t: share * w / total for t, w in weights.items()} if total > 0 else {}
+
+
+def phrase_relevance(members: dict[str, list[int]], cosines: PassageCosines, weights: np.ndarray) -> dict[str, float]:
+    """Each phrase's mean passage seed over the passages it is MENTIONED_IN (``members``, node ids): how like
+    the query the passages it names are, on the passage seeds' own scale-free footing (z-scores)."""
+    seed = dict(zip(cosines.nodes.tolist(), weights.tolist()))
+    return {t: sum(seed.get(n, 0.0) for n in nodes) / len(nodes) for t, nodes in members.items() if nodes}
 
 
 def z_score_seeds(cosines: PassageCosines) -> np.ndarray:
@@ -58,11 +87,18 @@ def z_score_seeds(cosines: PassageCosines) -> np.ndarray:
     return weights / weights.sum()
 
 
-def entity_ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: int) -> dict[str, Any]:
+def agreement(dense: list[str], entity_walk: list[str]) -> list[str]:
+    """Dense's top passages that the entity walk also ranks at its top, in dense's order: the two signals are
+    independent (the query's text; the graph around the query's names), so a passage both put first is placed
+    first."""
+    confirmed = set(entity_walk)
+    return [pid for pid in dense if pid in confirmed]
+
+
+def entity_ppr_parameters(config: HippoConfig, top_k: int) -> dict[str, Any]:
     """The parameters of ``cypher/entity_ppr_passages.cypher`` but those that depend on the projection walked
-    (``$graph``, ``$graphVersion``, ``$passageSources``) and ``$ns``."""
+    (``$graph``, ``$graphVersion``, ``$passageSources``, ``$seeds``, ``$include``) and ``$ns``."""
     return {
-        "seeds": [{"text": t, "weight": w} for t, w in seeds.items()],
         "entityShare": config.entity_share,
         "damping": config.damping,
         "maxIterations": config.ppr_max_iterations,
@@ -71,6 +107,7 @@ def entity_ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: i
         "topK": top_k,
         "topPhrases": max(config.top_phrases, 100),
         "window": WINDOW,
+        "entityWalk": config.agreement_walk if config.agreement_dense > 0 else 0,
     }
 
 
@@ -88,26 +125,69 @@ class EntityPPRRetriever(Retriever):
             return result
         result.entities = list(query.entities) if query.entities is not None else list(self.context.query_entities(text))
         linked = self.context.retriever(HippoRAG1Retriever).link(result.entities)  # type: ignore[attr-defined]
-        seeds = entity_seeds(linked, config.entity_share)
-        total = sum(1.0 / link.passages for link in linked if link.passages > 0)
-        for link in linked:  # the share of the reset mass each link's phrase gets, as in the walk
-            link.weight = config.entity_share * (1.0 / link.passages) / total if link.passages > 0 and total else 0.0
+        candidates = specificity(linked)
+        members = ({r["text"]: list(r["nodes"]) for r in self.store.run("phrase_passages", texts=list(candidates))}
+                   if config.entity_relevance and candidates else None)
+        seeding = self.passage_seeding(vector, z_score_seeds)
+        walked: dict[str, Any] = {}
+
+        def prepare(graph: Any) -> dict[str, Any]:
+            params = seeding(graph)
+            relevance = phrase_relevance(members, seeding.cosines, seeding.weights) if members is not None else None
+            walked["seeds"] = seeds = entity_seeds(linked, config.entity_share, relevance)
+            walked["dense"] = [x["id"] for x in seeding.cosines.top(seeding.cosines.cosine, config.agreement_dense)]
+            return params | {"seeds": [{"text": t, "weight": w} for t, w in seeds.items()], "include": walked["dense"]}
+
+        if not candidates and not self.store.has_passages():
+            return result  # search() says the namespace is empty
+        newest = newest_seed(candidates, linked)
+        params = entity_ppr_parameters(config, top_k)
+        records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare, **params)
+        # fewer than top_k passages in the window, or than agreement_walk in the entity walk's: widen it
+        while records and not (records[0]["complete"] and records[0]["entityComplete"]):
+            params["window"] *= 8  # (the sort's memory grows with the window, so it is not made all nodes at once)
+            records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare, **params)
+        seeds = walked.get("seeds", {})
+        for link in linked:  # the share of the reset mass each link gets, as in the walk (a phrase's seed split
+            # over the entities that link to it by their specificity)
+            seed = seeds.get(link.phrase, 0.0)
+            link.weight = seed * (1.0 / link.passages) / candidates[link.phrase] if seed and link.passages > 0 else 0.0
         result.linked = linked
         result.phrase_seeds = [Seed(node=t, weight=w) for t, w in seeds.items()]
         if not seeds:
-            if not self.store.has_passages():
-                return result  # search() says the namespace is empty
-            result.warning = "no query entity links to a phrase: the walk starts from the passages like the query"
-        newest = newest_seed(seeds, linked)
-        params = entity_ppr_parameters(config, seeds, top_k)
-        seeding = self.passage_seeding(vector, z_score_seeds)
-        records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=seeding, **params)
-        while records and not records[0]["complete"]:  # fewer than top_k passages in the window: widen it
-            params["window"] *= 8  # (the sort's memory grows with the window, so it is not made all nodes at once)
-            records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=seeding, **params)
+            result.warning = ("no query entity links to a phrase: the walk starts from the passages like the query"
+                              if not candidates else
+                              "no linked phrase names a passage more like the query than the average: the walk starts "
+                              "from the passages like the query")
         if records:
-            ranked = sorted(records[0]["ranked"], key=lambda r: (-r["score"], r["id"]))
-            result.passages = to_passages(ranked)
+            self._rank(result, records[0], seeding, walked.get("dense", []), top_k)
             result.top_phrases = records[0]["topPhrases"]
             result.passage_seeds = seeding.largest(records[0]["passageShare"])
         return result
+
+    @staticmethod
+    def _rank(result: RetrievalResult, record: Any, seeding: Any, dense: list[str], top_k: int) -> None:
+        """Agreement first (dense's top passages that the entity walk confirms), then the walk's order."""
+        walk = sorted(record["ranked"], key=lambda r: (-r["score"], r["id"]))
+        entity = [x["id"] for x in record["entityWalk"]]
+        entity_mass = {x["id"]: x["mass"] for x in record["entityWalk"]}
+        present = {r["id"] for r in walk}
+        first = [pid for pid in agreement(dense, entity) if pid in present]
+        order = first + [r["id"] for r in walk if r["id"] not in first]
+        by_id = {r["id"]: r for r in walk}
+        passages = {p.id: p for p in to_passages(walk)}
+        walk_rank = {r["id"]: i + 1 for i, r in enumerate(walk)}
+        dense_rank = seeding.cosines.ranks() if seeding.cosines is not None else {}
+        out = []
+        for pid in order[:top_k]:
+            p = passages[pid]
+            score = by_id[pid]["score"]
+            p.signals = {
+                "placed": "agreement" if pid in first else "walk",
+                "dense_rank": dense_rank.get(pid),
+                "entity_walk_rank": entity.index(pid) + 1 if pid in entity_mass else None,
+                "walk_rank": walk_rank[pid],
+                "entity_share": entity_mass[pid] / score if pid in entity_mass and score > 0 else None,
+            }
+            out.append(p)
+        result.passages = out

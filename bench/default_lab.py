@@ -1,0 +1,199 @@
+"""The experiments behind the default mode, on the graphs `hippo eval` indexed: per question, the walks that
+entity-ppr's reset is made of, computed in process over the namespace's mention graph read back from Neo4j.
+
+PPR is linear in its reset vector, so entity-ppr with any split λ of the reset mass is λ·E + (1 − λ)·P, where
+E is the walk from the query's linked phrases alone (seeds 1/|P_i|, sum 1) and P the walk from the passages
+alone (positive z-scores of the query cosine, sum 1). `export` stores E, P and the cosines; `variants` scores
+every fusion or split rule tried on them, on every exported set, and prints R@1/R@2/R@5/R@10/AR@2/AR@5.
+
+    python bench/default_lab.py export ../shared/datasets/musique_train --no-openie
+    python bench/default_lab.py export ../shared/datasets/2wikimultihopqa --no-openie
+    python bench/default_lab.py export ../shared/datasets/musique_train
+    python bench/default_lab.py variants
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+OUT = Path(__file__).resolve().parent / "out" / "lab"
+
+
+def export(dataset_dir: str, no_openie: bool) -> Path:
+    from hippo_neo4j import HippoRAG
+    from hippo_neo4j.evaluation.datasets import default_namespace, load_dataset
+    from hippo_neo4j.evaluation.reference import ReferenceGraph, walk
+
+    dataset = load_dataset(dataset_dir, use_openie=not no_openie)
+    with HippoRAG(namespace="default") as probe:
+        encoder = probe.encoder.name
+    ns = default_namespace(dataset, encoder=encoder, offline=no_openie or dataset.openie is None)
+    with HippoRAG(namespace=ns) as memory:
+        if not memory.store.has_passages():
+            sys.exit(f"namespace {ns!r} is empty: run `hippo eval {dataset_dir}` first")
+        ref = ReferenceGraph.load(memory.driver, memory.database, ns, hipporag2=True)
+        n, m = len(ref.phrases), len(ref.passages)
+        pindex = {p: i for i, p in enumerate(ref.passages)}
+        config = memory.config
+        members = ref.mentions.tocsr()
+        rows: dict[str, list] = {"E": [], "P": [], "cos": [], "gold": [], "links": [], "qid": []}
+        for q in dataset.questions:
+            vector = memory.encoder.encode_queries([q.question])[0]
+            linked = memory.link_entities(list(memory.extractor.query_entities(q.question)))
+            cos = np.nan_to_num(ref.passage_vectors @ (vector / np.linalg.norm(vector)), nan=-1.0)
+            links, walks = [], []
+            for link in linked:  # one walk per linked phrase (a phrase two entities link to, once)
+                if link.passages == 0 or any(x["phrase"] == link.phrase for x in links):
+                    continue
+                reset = np.zeros(n + m)
+                reset[ref.phrase_index[link.phrase]] = 1.0
+                walks.append(walk(ref.mention_transition_t, reset, config.damping, 1e-12, 200)[n:])
+                i = ref.phrase_index[link.phrase]
+                links.append({"phrase": link.phrase, "similarity": link.similarity, "passages": link.passages,
+                              "members": members.indices[members.indptr[i]:members.indptr[i + 1]].tolist(),
+                              "entities": sum(x.phrase == link.phrase for x in linked)})
+            z = np.where(cos > cos.mean(), (cos - cos.mean()) / cos.std(), 0.0)
+            reset = np.zeros(n + m)
+            reset[n:] = z / z.sum()
+            rows["P"].append(walk(ref.mention_transition_t, reset, config.damping, 1e-12, 200)[n:])
+            rows["E"].append(np.array(walks).reshape(len(walks), m))
+            rows["cos"].append(cos)
+            rows["gold"].append([pindex[g] for g in q.gold if g in pindex])
+            rows["links"].append(links)
+            rows["qid"].append(q.id)
+        print(f"{ns}: {len(rows['qid'])} questions", file=sys.stderr)
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"{ns}.npz"
+    sp.save_npz(OUT / f"{ns}.graph.npz", ref.mention_transition_t)
+    np.savez_compressed(
+        path, P=np.array(rows["P"]), cos=np.array(rows["cos"], dtype=np.float64),
+        E=np.concatenate(rows["E"]), E_rows=np.array([len(e) for e in rows["E"]]),
+        gold=json.dumps(rows["gold"]), links=json.dumps(rows["links"]), qid=json.dumps(rows["qid"]),
+        phrases=n,
+    )
+    return path
+
+
+# ------------------------------------------------------------------------------------------------ variants
+DEPTH = 10
+
+
+def top(score: np.ndarray, k: int = DEPTH) -> list[int]:
+    """Indexes of the ``k`` largest scores, ties by passage order (the server breaks them by id)."""
+    part = np.argpartition(-score, k)[: k + 1] if len(score) > k + 1 else np.arange(len(score))
+    return sorted(part.tolist(), key=lambda i: (-score[i], i))[:k]
+
+
+def merged(*lists: list[int], k: int = DEPTH) -> list[int]:
+    out: list[int] = []
+    for lst in lists:
+        for i in lst:
+            if i not in out:
+                out.append(i)
+    return out[:k]
+
+
+def load(out: Path) -> dict[str, list[dict]]:
+    """Every exported set: per question the walk of each linked phrase (``walks``, passages only), the
+    passage walk ``P``, the cosines, the gold passages and the links; ``E``: entity-ppr's entity walk."""
+    sets = {}
+    for path in sorted(out.glob("*.npz")):
+        if path.name.endswith(".graph.npz"):
+            continue
+        z = np.load(path)
+        gold, links = json.loads(str(z["gold"])), json.loads(str(z["links"]))
+        bounds = np.concatenate([[0], np.cumsum(z["E_rows"])])
+        qs = []
+        for i in range(len(gold)):
+            walks = z["E"][bounds[i]:bounds[i + 1]]
+            q = {"walks": walks, "P": z["P"][i], "cos": z["cos"][i], "gold": gold[i], "links": links[i]}
+            q["E"] = entity_walk(q, [x["entities"] / x["passages"] for x in links[i]])
+            qs.append(q)
+        sets[path.stem] = qs
+    return sets
+
+
+def entity_walk(q: dict, weights: list[float]) -> np.ndarray:
+    """The walk from the linked phrases with these seed weights (scaled to sum 1), by linearity."""
+    w = np.asarray(weights, dtype=float)
+    if not len(w) or w.sum() <= 0:
+        return np.zeros(len(q["P"]))
+    return (w / w.sum()) @ q["walks"]
+
+
+def scores(rankings: list[list[int]], qs: list[dict]) -> list[float]:
+    row = []
+    for k in (1, 2, 5, 10):
+        row.append(100 * np.mean([len(set(r[:k]) & set(q["gold"])) / len(q["gold"]) for r, q in zip(rankings, qs)]))
+    for k in (2, 5):
+        row.append(100 * np.mean([set(q["gold"]) <= set(r[:k]) for r, q in zip(rankings, qs)]))
+    return row
+
+
+def mix(q: dict, lam: float) -> np.ndarray:
+    return q["P"] if q["E"].sum() == 0 else lam * q["E"] + (1 - lam) * q["P"]
+
+
+def ranks(score: np.ndarray) -> np.ndarray:
+    order = np.lexsort((np.arange(len(score)), -score))
+    r = np.empty(len(score))
+    r[order] = np.arange(1, len(score) + 1)
+    return r
+
+
+VARIANTS: dict = {}
+
+
+def variant(name: str):
+    def put(f):
+        VARIANTS[name] = f
+        return f
+    return put
+
+
+variant("dense")(lambda q: top(q["cos"]))
+for _lam in (0.5, 0.3, 0.2, 0.1):
+    variant(f"entity-ppr λ {_lam}")(lambda q, lam=_lam: top(mix(q, lam)))
+variant("dense top 1, then entity-ppr")(lambda q: merged(top(q["cos"], 1), top(mix(q, 0.5))))
+variant("dense top 2, then entity-ppr")(lambda q: merged(top(q["cos"], 2), top(mix(q, 0.5))))
+for _k in (5, 60):
+    variant(f"rrf k {_k}")(lambda q, k0=_k: top(1 / (k0 + ranks(q["cos"])) + 1 / (k0 + ranks(mix(q, 0.5)))))
+variant("interleave dense first")(lambda q: merged(*zip(top(q["cos"]), top(mix(q, 0.5)))))
+
+
+def run(out: Path) -> None:
+    sets = load(out)
+    names = list(sets)
+    print("| variant | " + " | ".join(names) + " | mean R@5 |")
+    print("|---|" + "---|" * (len(names) + 1))
+    for name, f in VARIANTS.items():
+        cells, r5 = [], []
+        for s in names:
+            row = scores([f(q) for q in sets[s]], sets[s])
+            r5.append(row[2])
+            cells.append("/".join(f"{x:.1f}" if j < 4 else f"{x:.0f}" for j, x in enumerate(row)))
+        print(f"| {name} | " + " | ".join(cells) + f" | {np.mean(r5):.1f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("export")
+    e.add_argument("dataset")
+    e.add_argument("--no-openie", action="store_true")
+    sub.add_parser("variants")
+    args = parser.parse_args()
+    if args.cmd == "export":
+        print(export(args.dataset, args.no_openie))
+    else:
+        run(OUT)
+
+
+if __name__ == "__main__":
+    main()
