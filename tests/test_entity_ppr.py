@@ -55,7 +55,11 @@ def test_entity_ppr_equals_the_inprocess_reference_on_musique_questions(on_musiq
         result = memory.query(q.question, mode="entity-ppr", top_k=10, entities=ents)
         linked = [link.phrase for link in result.linked]
         expected = ref.entity_ppr(memory.encoder.encode_queries([q.question])[0], linked, top_k=10,
-                                  entity_share=memory.config.entity_share, damping=memory.config.damping)
+                                  entity_share=memory.config.entity_share, damping=memory.config.damping,
+                                  agreement_dense=memory.config.agreement_dense,
+                                  agreement_walk=memory.config.agreement_walk)
+        placed = [p.id for p in result.passages if p.signals.get("placed") == "agreement"]
+        assert placed == expected["agreement"]
         assert {s.node: s.weight for s in result.phrase_seeds} == pytest.approx(expected["phrase_seeds"], abs=1e-6)
         found = [p for p in result.passages if not p.filled]
         np.testing.assert_allclose([p.score for p in found], [s for _, s in expected["passages"][: len(found)]],
@@ -197,3 +201,32 @@ def test_the_papers_path_finding_case_offline(memory_factory):
     gold = {titles[g] for g in question.gold}
     top = memory.query(question.question, mode="entity-ppr", top_k=5)
     assert gold <= {titles[p.id] for p in top.passages}, [titles[p.id] for p in top.passages]
+
+
+def test_dense_passages_the_entity_walk_confirms_go_first(memory_factory):
+    """Agreement at the top: dense's top passages that the walk from the query's entities alone also ranks at
+    its top are placed first, in dense's order; a dense passage the entity walk does not reach is not, and
+    with agreement off (entity-ppr-walk) the walk's own order stands. Each passage says what placed it."""
+    memory = memory_factory()
+    memory.index(named(PATH_CORPUS) + [P("lane-bio", "Thomas Lane was born in Ohio.", title="Thomas Lane")])
+    ents = ["Stanford", "Alzheimer's"]
+    result = memory.query(QUESTION, top_k=9, entities=ents)
+    walk = memory.query(QUESTION, mode="entity-ppr-walk", top_k=9, entities=ents)
+    dense = [p.id for p in memory.query(QUESTION, mode="dense", top_k=9).passages]
+    first = [p for p in result.passages if p.signals["placed"] == "agreement"]
+    assert first and result.passages[: len(first)] == first
+    assert [p.id for p in first] == [pid for pid in dense[: memory.config.agreement_dense] if pid in {p.id for p in first}]
+    for p in first:
+        assert p.signals["dense_rank"] <= memory.config.agreement_dense
+        assert p.signals["entity_walk_rank"] <= memory.config.agreement_walk
+        assert 0 < p.signals["entity_share"] <= 1
+    # after the placed passages, the walk's order, the same passages and scores as the walk alone
+    rest = [(p.id, p.score) for p in result.passages if p.signals["placed"] == "walk"]
+    alone = [(p.id, p.score) for p in walk.passages if p.id not in {q.id for q in first}]
+    assert [pid for pid, _ in rest] == [pid for pid, _ in alone[: len(rest)]]
+    # (to float32 precision: the first query's passage cosines come from the server)
+    assert [x for _, x in rest] == pytest.approx([x for _, x in alone[: len(rest)]], rel=1e-5)
+    assert {p.id for p in result.passages} == {p.id for p in walk.passages}
+    # no query entity: no entity walk to confirm anything, so the walk's order stands
+    plain = memory.query(QUESTION, top_k=5, entities=[])
+    assert all(p.signals["placed"] == "walk" and p.signals["entity_walk_rank"] is None for p in plain.passages)
