@@ -157,14 +157,67 @@ def variant(name: str):
     return put
 
 
-variant("dense")(lambda q: top(q["cos"]))
+def walk_top(q: dict) -> np.ndarray:
+    return q["E"] + 1e-12 * q["P"]  # the entity walk; ties (no mass) by the passage walk
+
+
+def z_plus(q: dict) -> np.ndarray:
+    c = q["cos"]
+    return np.maximum((c - c.mean()) / c.std(), 0.0)
+
+
+def relevance_walk(q: dict) -> np.ndarray:
+    """The entity walk with each phrase's seed also times the mean positive z-score of its passages."""
+    z = z_plus(q)
+    return entity_walk(q, [x["entities"] / x["passages"] * (z[x["members"]].mean() if x["members"] else 0.0)
+                           for x in q["links"]])
+
+
+def agreed(q: dict, a: int, b: int, entity: np.ndarray | None = None) -> list[int]:
+    """Dense's top ``a`` that the entity walk ranks in its top ``b``, in dense's order."""
+    confirmed = set(top(walk_top(q) if entity is None else entity, b))
+    return [i for i in top(q["cos"], a) if i in confirmed]
+
+
+def with_relevance(q: dict) -> np.ndarray:
+    e = relevance_walk(q)
+    return q["P"] if e.sum() == 0 else 0.5 * e + 0.5 * q["P"]
+
+
+def interleave(*lists: list[int]) -> list[int]:
+    return merged(*zip(*lists))
+
+
+V = variant
+V("dense")(lambda q: top(q["cos"]))
 for _lam in (0.5, 0.3, 0.2, 0.1):
-    variant(f"entity-ppr λ {_lam}")(lambda q, lam=_lam: top(mix(q, lam)))
-variant("dense top 1, then entity-ppr")(lambda q: merged(top(q["cos"], 1), top(mix(q, 0.5))))
-variant("dense top 2, then entity-ppr")(lambda q: merged(top(q["cos"], 2), top(mix(q, 0.5))))
+    V(f"the walk, entity share {_lam}" + (" (entity-ppr-walk)" if _lam == 0.5 else ""))(lambda q, lam=_lam: top(mix(q, lam)))
+V("the passage walk alone")(lambda q: top(q["P"]))
+V("the entity walk alone")(lambda q: top(walk_top(q)))
+V("dense top 1, then the walk")(lambda q: merged(top(q["cos"], 1), top(mix(q, 0.5))))
+V("dense top 2, then the walk")(lambda q: merged(top(q["cos"], 2), top(mix(q, 0.5))))
+V("interleave dense / walk")(lambda q: interleave(top(q["cos"]), top(mix(q, 0.5))))
 for _k in (5, 60):
-    variant(f"rrf k {_k}")(lambda q, k0=_k: top(1 / (k0 + ranks(q["cos"])) + 1 / (k0 + ranks(mix(q, 0.5)))))
-variant("interleave dense first")(lambda q: merged(*zip(top(q["cos"]), top(mix(q, 0.5)))))
+    V(f"reciprocal rank fusion k {_k}")(lambda q, k0=_k: top(1 / (k0 + ranks(q["cos"])) + 1 / (k0 + ranks(mix(q, 0.5)))))
+V("walk mass x passage walk mass")(lambda q: top(mix(q, 0.5) * q["P"]))
+V("walk mass x positive z")(lambda q: top(mix(q, 0.5) * z_plus(q) + 1e-12 * q["cos"]))
+V("walk mass x exp z")(lambda q: top(mix(q, 0.5) * np.exp((q["cos"] - q["cos"].mean()) / q["cos"].std())))
+V("sqrt(entity walk x passage walk)")(lambda q: top(np.sqrt(q["E"] * q["P"]) + 1e-9 * q["P"]))
+V("rank product dense x entity walk")(lambda q: top(-(ranks(q["cos"]) * ranks(walk_top(q)) + 1e-6 * ranks(mix(q, 0.5)))))
+V("consensus dense / entity walk (worse rank)")(
+    lambda q: top(-(np.maximum(ranks(q["cos"]), ranks(walk_top(q))) + 1e-6 * np.minimum(ranks(q["cos"]), ranks(walk_top(q))))))
+V("interleave rank product / walk")(lambda q: interleave(
+    top(-(ranks(q["cos"]) * ranks(walk_top(q)))), top(mix(q, 0.5))))
+V("entity seeds x relevance (entity-ppr-relevance walk)")(lambda q: top(with_relevance(q)))
+V("dense top 2 confirmed by the walk (not the entity walk) top 10")(
+    lambda q: merged(agreed(q, 2, 10, mix(q, 0.5)), top(mix(q, 0.5))))
+for _a in (1, 2, 3, 4, 5):
+    for _b in (5, 10, 20, 50):
+        V(f"agreement: dense top {_a} in the entity walk's top {_b}, then the walk"
+          + (" (entity-ppr)" if (_a, _b) == (3, 10) else ""))(lambda q, a=_a, b=_b: merged(agreed(q, a, b), top(mix(q, 0.5))))
+for _a, _b in ((2, 10), (3, 10), (3, 20)):
+    V(f"agreement {_a}/{_b}, then the relevance-weighted walk" + (" (entity-ppr-relevance)" if (_a, _b) == (3, 10) else ""))(
+        lambda q, a=_a, b=_b: merged(agreed(q, a, b), top(with_relevance(q))))
 
 
 def run(out: Path) -> None:
