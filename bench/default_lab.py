@@ -175,7 +175,8 @@ def relevance_walk(q: dict) -> np.ndarray:
 
 def agreed(q: dict, a: int, b: int, entity: np.ndarray | None = None) -> list[int]:
     """Dense's top ``a`` that the entity walk ranks in its top ``b``, in dense's order."""
-    confirmed = set(top(walk_top(q) if entity is None else entity, b))
+    entity = q["E"] if entity is None else entity
+    confirmed = {i for i in top(entity, b) if entity[i] > 0}  # as the server: a passage the walk reaches
     return [i for i in top(q["cos"], a) if i in confirmed]
 
 
