@@ -55,10 +55,10 @@ class PassageCosines:
         positive = weights > 0
         return [list(pair) for pair in zip(self.nodes[positive].tolist(), weights[positive].tolist())]
 
-    def ranks(self) -> dict[str, int]:
-        """Each passage's rank by cosine (1: the most like the query; ties by passage id)."""
-        order = sorted(range(len(self.ids)), key=lambda i: (-self.cosine[i], self.ids[i]))
-        return {self.ids[i]: r + 1 for r, i in enumerate(order)}
+    def ranks(self, ids: list[str]) -> dict[str, int | None]:
+        """The rank by cosine of each passage of ``ids`` (1: the most like the query; None: not scored here)."""
+        where = {pid: i for i, pid in enumerate(self.ids)}
+        return {pid: int((self.cosine > self.cosine[where[pid]]).sum()) + 1 if pid in where else None for pid in ids}
 
     def top(self, weights: np.ndarray, n: int) -> list[dict[str, Any]]:
         """The ``n`` largest of ``weights`` (one per passage, in this order) with their passage ids."""

@@ -177,7 +177,7 @@ class EntityPPRRetriever(Retriever):
         by_id = {r["id"]: r for r in walk}
         passages = {p.id: p for p in to_passages(walk)}
         walk_rank = {r["id"]: i + 1 for i, r in enumerate(walk)}
-        dense_rank = seeding.cosines.ranks() if seeding.cosines is not None else {}
+        dense_rank = seeding.cosines.ranks(order[:top_k]) if seeding.cosines is not None else {}
         out = []
         for pid in order[:top_k]:
             p = passages[pid]
