@@ -8,13 +8,14 @@ import argparse
 import json
 import math
 import os
+import random
 import statistics
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the checkout's library, also when run with another interpreter
@@ -166,12 +167,24 @@ def server_rss_mb(settings: ConnectionSettings) -> float | None:
 
 
 # ------------------------------------------------------------------------------------ concurrent writes
+# One writer indexes, updates and deletes passages while clients query the same namespace; every answer is
+# checked against the writer's ledger. bench/concurrency.py runs it through the library, bench/http_api.py
+# through hippo serve: a Target each.
+
+
+class Target(Protocol):
+    """A namespace as one thread reaches it (each thread its own)."""
+
+    def index(self, docs: list[PassageIn]) -> None: ...
+    def delete(self, ids: list[str]) -> None: ...
+    def count(self) -> int: ...
+    def query(self, body: dict[str, Any]) -> tuple[list[tuple[str, str, bool]], int | None]:
+        """(id, text, filled) per passage, and the writes the walk had not seen (None: not a graph mode)."""
 
 
 @dataclass
 class Ledger:
-    """What a writer has begun and committed (monotonic timestamps), against which the answers of concurrent
-    readers are checked."""
+    """What the writer has begun and committed (monotonic timestamps)."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     versions: dict[str, set[str]] = field(default_factory=dict)  # id -> texts ever written
@@ -186,22 +199,16 @@ class Ledger:
             self.versions[d.passage_id] = {d.text}
         self.adds_begun = self.adds_committed = len(docs)
 
-    def add(self, docs: Sequence[PassageIn], write: Callable[[], Any]) -> None:
-        """Record ``docs`` as begun, ``write()`` them, record them as committed (an update: its new text)."""
+    def add(self, docs: Sequence[PassageIn], write: Callable[[], Any], *, new: bool = True) -> None:
+        """Record ``docs`` (their texts) as begun, ``write()`` them, record them as committed; ``new=False``: new
+        texts of passages counted already (an update)."""
         with self.lock:
             for d in docs:
                 self.versions.setdefault(d.passage_id, set()).add(d.text)
-            self.adds_begun += len(docs)
+            self.adds_begun += len(docs) * new
         write()
         with self.lock:
-            self.adds_committed += len(docs)
-
-    def update(self, docs: Sequence[PassageIn], write: Callable[[], Any]) -> None:
-        """New texts of passages already counted: recorded before ``write()``, no change to the counts."""
-        with self.lock:
-            for d in docs:
-                self.versions[d.passage_id].add(d.text)
-        write()
+            self.adds_committed += len(docs) * new
 
     def delete(self, ids: list[str], write: Callable[[], Any]) -> None:
         """Record the deletion of ``ids`` as begun, ``write()`` it, record when it committed."""
@@ -214,17 +221,12 @@ class Ledger:
             for pid in ids:
                 self.deleted_at[pid] = now
 
-    def surely_and_possibly(self) -> tuple[int, int]:
-        """Passages surely committed (adds committed minus deletions begun) and possibly committed."""
-        with self.lock:
-            return self.adds_committed - self.deletes_begun, self.adds_begun - self.deletes_committed
-
-    def violations(self, label: str, passages: Sequence[tuple[str, str]], sent: float) -> list[str]:
-        """What is wrong with an answer holding ``passages`` (id, text) to a query sent at ``sent``: a passage
-        never written, a text never written, or a passage whose deletion committed before the query."""
+    def violations(self, label: str, passages: Sequence[tuple[str, str, bool]], sent: float) -> list[str]:
+        """What is wrong with an answer to a query sent at ``sent``: a passage never written, a text never
+        written, or a passage whose deletion committed before the query."""
         out = []
         with self.lock:
-            for pid, text in passages:
+            for pid, text, _ in passages:
                 texts = self.versions.get(pid)
                 if texts is None:
                     out.append(f"{label}: {pid} was never written")
@@ -233,6 +235,153 @@ class Ledger:
                 elif pid in self.deleted_at and self.deleted_at[pid] < sent:
                     out.append(f"{label}: {pid} returned after its deletion committed")
         return out
+
+
+class Sentinel:
+    """A passage the writer indexes and deletes in turns: when each add and delete began and committed (None
+    until its answer came), so a query for it can be told whether it may, or must, find it."""
+
+    def __init__(self, doc: PassageIn) -> None:
+        self.doc = doc
+        self.lock = threading.Lock()
+        self.events: list[list[Any]] = []  # [kind "add"/"del", began, committed or None]
+
+    def toggle(self, target: Target, add: bool) -> None:
+        event = ["add" if add else "del", time.monotonic(), None]
+        with self.lock:
+            self.events.append(event)
+        target.index([self.doc]) if add else target.delete([self.doc.passage_id])
+        with self.lock:
+            event[2] = time.monotonic()
+
+    def _last_add(self, committed_before: float | None, began_before: float | None) -> tuple[list[Any] | None, list]:
+        with self.lock:
+            events = [list(e) for e in self.events]
+        adds = [e for e in events if e[0] == "add" and (began_before is None or e[1] < began_before)
+                and (committed_before is None or (e[2] is not None and e[2] < committed_before))]
+        return (max(adds, key=lambda e: e[1]) if adds else None), events
+
+    def could_be_there(self, sent: float, answered: float) -> bool:
+        """An add began before the answer, and no delete after it committed before the query was sent."""
+        last, events = self._last_add(None, answered)
+        return last is not None and not any(
+            e[0] == "del" and e[1] > last[1] and e[2] is not None and e[2] < sent for e in events)
+
+    def surely_there(self, sent: float, answered: float) -> bool:
+        """An add committed before the query was sent, and no delete after it began before the answer."""
+        last, events = self._last_add(sent, None)
+        return last is not None and not any(e[0] == "del" and e[1] > last[1] and e[1] < answered for e in events)
+
+
+@dataclass
+class Workload:
+    """The writer's rounds: a batch of new passages; every ``update_every`` rounds 2 passages re-indexed with new
+    text (once 20 are live); every ``delete_every`` rounds ``deletes`` passages deleted (once 40 are live); the
+    sentinel toggled every round, if there is one."""
+
+    batch: int
+    update_every: int
+    delete_every: int
+    deletes: int
+    sentinel: Sentinel | None = None
+
+
+@dataclass
+class LoadStats:
+    """What the writer did and what the clients saw (``latencies`` per query kind and "count", in seconds)."""
+
+    kinds: Sequence[str]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    latencies: dict[str, list[float]] = field(default_factory=dict)
+    behind: list[int] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    sentinel: dict[str, int] = field(default_factory=lambda: {"found": 0, "missed": 0})
+    wrote: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
+        ("batches", "passages", "updates", "deletes", "sentinel_toggles"), 0))
+
+    def __post_init__(self) -> None:
+        self.latencies = {k: [] for k in [*self.kinds, "count"]}
+
+    def problem(self, kind: str, message: str, *, error: bool = False) -> None:
+        with self.lock:
+            (self.errors if error else self.violations).append(f"{kind}: {message}"[:500])
+
+
+def write_loop(target: Target, stream: list[PassageIn], by_id: dict[str, PassageIn], ledger: Ledger, w: Workload,
+               stop: threading.Event, stats: LoadStats) -> None:
+    """The writer: rounds of :class:`Workload` over ``stream`` until ``stop`` (or the stream ends); ``by_id``
+    holds every passage it may update."""
+    rng = random.Random(1)
+    live = [pid for pid in ledger.versions if w.sentinel is None or pid != w.sentinel.doc.passage_id]
+    i, rounds = 0, 0
+    try:
+        while not stop.is_set() and i < len(stream):
+            rounds += 1
+            chunk = stream[i : i + w.batch]
+            i += w.batch
+            ledger.add(chunk, lambda: target.index(chunk))
+            live += [d.passage_id for d in chunk]
+            stats.wrote["passages"] += len(chunk)
+            if rounds % w.update_every == 0 and len(live) > 20:  # same id, new text, same extraction
+                updates = [by_id[pid].model_copy(update={"text": f"{by_id[pid].text} (revision {rounds})"})
+                           for pid in rng.sample(live, 2)]
+                ledger.add(updates, lambda: target.index(updates), new=False)
+                stats.wrote["updates"] += len(updates)
+            if rounds % w.delete_every == 0 and len(live) > 40:
+                ids = rng.sample(live, w.deletes)
+                for pid in ids:
+                    live.remove(pid)
+                ledger.delete(ids, lambda: target.delete(ids))
+                stats.wrote["deletes"] += len(ids)
+            if w.sentinel is not None:  # in, then out, then in ...
+                w.sentinel.toggle(target, add=stats.wrote["sentinel_toggles"] % 2 == 0)
+                stats.wrote["sentinel_toggles"] += 1
+            stats.wrote["batches"] += 1
+    except Exception as exc:  # noqa: BLE001
+        stats.problem("writer", f"{type(exc).__name__}: {exc}", error=True)
+
+
+def query_loop(target: Target, docs: list[PassageIn], ledger: Ledger, stats: LoadStats, ask: Callable[[str, PassageIn], dict],
+               count_every: int, stop: threading.Event, seed: int, sentinel: Sentinel | None = None) -> None:
+    """A client: the query kinds of ``stats`` in turn (``ask`` builds each query's body from a random passage),
+    every ``count_every``-th request a passage count instead, each answer checked until ``stop``."""
+    rng = random.Random(seed)
+    n = 0
+    while not stop.is_set():
+        n += 1
+        kind = "count" if n % count_every == 0 else stats.kinds[n % len(stats.kinds)]
+        doc = rng.choice(docs)
+        sent = time.monotonic()
+        try:
+            if kind == "count":  # between what was surely committed and what may have been
+                with ledger.lock:
+                    surely_added, surely_deleted = ledger.adds_committed, ledger.deletes_committed
+                count = target.count()
+                with ledger.lock:  # deletions and adds may begin until the answer
+                    low, high = surely_added - ledger.deletes_begun, ledger.adds_begun - surely_deleted
+                high += sentinel is not None  # the sentinel, when it is in
+                if not low <= count <= high:
+                    stats.problem(kind, f"{count} passages outside [{low}, {high}]")
+            else:
+                passages, behind = target.query(ask(kind, doc))
+                answered = time.monotonic()
+                with stats.lock:
+                    stats.violations += ledger.violations(kind, passages, sent)
+                    if behind is not None:
+                        stats.behind.append(behind)
+                if kind == "sentinel" and sentinel is not None:
+                    found = any(pid == sentinel.doc.passage_id and not filled for pid, _, filled in passages)
+                    with stats.lock:
+                        stats.sentinel["found" if found else "missed"] += 1
+                    if found and not sentinel.could_be_there(sent, answered):
+                        stats.problem(kind, "found while it could not be indexed")
+                    if not found and sentinel.surely_there(sent, answered):
+                        stats.problem(kind, "missed while it was surely indexed")
+            with stats.lock:
+                stats.latencies[kind].append(time.monotonic() - sent)
+        except Exception as exc:  # noqa: BLE001
+            stats.problem(kind, f"{type(exc).__name__}: {exc}", error=True)
 
 
 def run_until(threads: list[threading.Thread], stop: threading.Event, done: Callable[[float], bool],

@@ -29,30 +29,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
+import socket
 import statistics
 import subprocess
 import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 import httpx
+from common import (MUSIQUE, ROOT, Ledger, LoadStats, Sentinel, Workload, default_datasets_dir, ms, musique_docs, query_loop,
+                    run_until, write_json, write_loop)
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hippo_neo4j import HippoRAG
+from hippo_neo4j.evaluation import load_dataset
+from hippo_neo4j.extract.offline import OfflineExtractor
+from hippo_neo4j.models import as_passage
 
-from concurrency import OPENIE, Ledger, percentile, run_for  # noqa: E402
-
-from hippo_neo4j import HippoRAG  # noqa: E402
-from hippo_neo4j.corpus import load_openie  # noqa: E402
-from hippo_neo4j.evaluation import load_dataset  # noqa: E402
-from hippo_neo4j.extract.offline import OfflineExtractor  # noqa: E402
-
-DATASET = ROOT.parent / "shared" / "datasets" / "musique_train"
 SENTINEL_WORD = "zqxvortigaunt"
 
 
@@ -76,8 +70,6 @@ def start_server(port: int, namespace: str) -> subprocess.Popen:
 
 
 def free_port() -> int:
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -88,7 +80,7 @@ def free_port() -> int:
 
 def latency(base: str, namespace: str, queries: int, modes: list[str]) -> dict[str, Any]:
     extractor = OfflineExtractor()
-    questions = load_dataset(DATASET).questions[:queries]
+    questions = load_dataset(default_datasets_dir() / MUSIQUE).questions[:queries]
     asked = [(q.question, extractor.query_entities(q.question)) for q in questions]
     out: dict[str, Any] = {}
     with HippoRAG(namespace=namespace, extractor=extractor) as memory, httpx.Client(base_url=base, timeout=60) as client:
@@ -128,200 +120,77 @@ def passage_json(doc: Any) -> dict[str, Any]:
             "extraction": doc.extraction.model_dump() if doc.extraction else None}
 
 
-class Sentinel:
-    """When the sentinel passage's indexing and deletions began and committed (monotonic clock); an event is
-    recorded before its request is sent, its commit time (None until then) when the answer came."""
+class Http:
+    """The scratch namespace through ``hippo serve`` (``common.Target``), over one keep-alive client."""
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.events: list[list[Any]] = []  # [kind "add"/"del", began, committed or None]
+    def __init__(self, base: str, ns: str) -> None:
+        self.client, self.ns = httpx.Client(base_url=base, timeout=120), ns
 
-    def begin(self, kind: str) -> list[Any]:
-        event = [kind, time.monotonic(), None]
-        with self.lock:
-            self.events.append(event)
-        return event
-
-    def commit(self, event: list[Any]) -> None:
-        with self.lock:
-            event[2] = time.monotonic()
-
-    def could_be_there(self, sent: float, answered: float) -> bool:
-        """An add began before the answer, and no delete after it committed before the query was sent."""
-        with self.lock:
-            events = [list(e) for e in self.events]
-        adds = [e for e in events if e[0] == "add" and e[1] < answered]
-        if not adds:
-            return False
-        last = max(adds, key=lambda e: e[1])
-        return not any(e[0] == "del" and e[1] > last[1] and e[2] is not None and e[2] < sent for e in events)
-
-    def surely_there(self, sent: float, answered: float) -> bool:
-        """An add committed before the query was sent, and no delete after it began before the answer."""
-        with self.lock:
-            events = [list(e) for e in self.events]
-        adds = [e for e in events if e[0] == "add" and e[2] is not None and e[2] < sent]
-        if not adds:
-            return False
-        last = max(adds, key=lambda e: e[1])
-        return not any(e[0] == "del" and e[1] > last[1] and e[1] < answered for e in events)
-
-
-def concurrency(base: str, seconds: float, clients: int, preload: int, batch: int) -> dict[str, Any]:
-    ns = f"bench-http-{uuid.uuid4().hex[:6]}"
-    docs = load_openie(OPENIE)
-    for i, d in enumerate(docs):
-        d.id = f"m{i}"
-    by_id = {d.id: d for d in docs}
-    sentinel_doc = {"id": "sentinel", "title": "Sentinel", "text": f"The {SENTINEL_WORD} guards the gate.",
-                    "extraction": {"named_entities": [SENTINEL_WORD], "triples": [[SENTINEL_WORD, "guards", "gate"]]}}
-    ledger, sentinel = Ledger(), Sentinel()
-    errors: list[str] = []
-    violations: list[str] = []
-    latencies: dict[str, list[float]] = {m: [] for m in ("hipporag1", "hipporag2", "dense", "bm25", "sentinel", "stats")}
-    lock = threading.Lock()
-    stop = threading.Event()
-    wrote = {"batches": 0, "passages": 0, "updates": 0, "deletes": 0, "sentinel_toggles": 0}
-    sentinel_seen = {"found": 0, "missed": 0}
-
-    admin = httpx.Client(base_url=base, timeout=120)
-    seed = docs[:preload]
-    admin.post("/index", json={"namespace": ns, "passages": [passage_json(d) for d in seed]}).raise_for_status()
-    for d in seed:
-        ledger.versions[d.passage_id] = {d.text}
-    ledger.adds_begun = ledger.adds_committed = len(seed)
-    ledger.versions["sentinel"] = {sentinel_doc["text"]}
-    stream = docs[preload:]
-
-    def post(client: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        response = client.post(path, json={"namespace": ns, **body})
+    def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = self.client.post(path, json={"namespace": self.ns, **body})
         if response.status_code != 200:
             raise RuntimeError(f"{path} {response.status_code}: {response.text[:200]}")
         return response.json()
 
-    def writer() -> None:
-        rng = random.Random(1)
-        live = [d.passage_id for d in seed]
-        i, rounds, sentinel_in = 0, 0, False
-        with httpx.Client(base_url=base, timeout=120) as client:
-            try:
-                while not stop.is_set() and i < len(stream):
-                    rounds += 1
-                    chunk = stream[i : i + batch]
-                    i += batch
-                    ledger.add(chunk, lambda: post(client, "/index", {"passages": [passage_json(d) for d in chunk]}))
-                    live += [d.passage_id for d in chunk]
-                    wrote["passages"] += len(chunk)
-                    if rounds % 2 == 0 and len(live) > 20:  # update: same id, new text
-                        updates = []
-                        for pid in rng.sample(live, 2):
-                            new = by_id[pid].model_copy(update={"text": f"{by_id[pid].text} (revision {rounds})"})
-                            updates.append(new)
-                            with ledger.lock:
-                                ledger.versions[pid].add(new.text)
-                        post(client, "/index", {"passages": [passage_json(d) for d in updates]})
-                        wrote["updates"] += len(updates)
-                    if len(live) > 40:  # delete
-                        ids = rng.sample(live, 2)
-                        for pid in ids:
-                            live.remove(pid)
-                        ledger.delete(ids, lambda: post(client, "/delete", {"ids": ids}))
-                        wrote["deletes"] += len(ids)
-                    # the sentinel: in, then out, then in ... (every round)
-                    event = sentinel.begin("del" if sentinel_in else "add")
-                    if sentinel_in:
-                        post(client, "/delete", {"ids": ["sentinel"]})
-                    else:
-                        post(client, "/index", {"passages": [sentinel_doc]})
-                    sentinel.commit(event)
-                    sentinel_in = not sentinel_in
-                    wrote["sentinel_toggles"] += 1
-                    wrote["batches"] += 1
-            except Exception as exc:  # noqa: BLE001
-                with lock:
-                    errors.append(f"writer: {type(exc).__name__}: {exc}"[:300])
+    def index(self, docs: list) -> None:
+        self.post("/index", {"passages": [passage_json(d) for d in docs]})
 
-    def client_loop(k: int) -> None:
-        rng = random.Random(k)
-        modes = ["hipporag1", "dense", "sentinel", "hipporag2", "bm25"]
-        n = 0
-        with httpx.Client(base_url=base, timeout=120) as client:
-            while not stop.is_set():
-                n += 1
-                kind = "stats" if n % 11 == 0 else modes[n % len(modes)]
-                doc = rng.choice(docs[: preload + 200])
-                sent = time.monotonic()
-                try:
-                    if kind == "stats":
-                        with ledger.lock:
-                            surely_added, maybe_deleted = ledger.adds_committed, ledger.deletes_begun
-                            surely_deleted = ledger.deletes_committed
-                        response = client.get("/stats", params={"namespace": ns})
-                        with ledger.lock:  # deletions may begin, and adds begin, until the answer
-                            maybe_deleted, maybe_added = ledger.deletes_begun, ledger.adds_begun
-                        low, high = surely_added - maybe_deleted, maybe_added - surely_deleted
-                        if response.status_code != 200:
-                            raise RuntimeError(f"/stats {response.status_code}: {response.text[:200]}")
-                        count = response.json()["passages"]
-                        slack = 1  # the sentinel, when it is in
-                        if not low <= count <= high + slack:
-                            with lock:
-                                violations.append(f"stats: {count} passages outside [{low}, {high + slack}]")
-                        with lock:
-                            latencies[kind].append(time.monotonic() - sent)
-                        continue
-                    if kind == "sentinel":
-                        body = {"query": f"{SENTINEL_WORD} gate", "mode": "bm25", "top_k": 3}
-                    elif kind in ("hipporag1", "hipporag2"):
-                        entities = [e for e in doc.extraction.named_entities if e.strip()][:4] or [doc.title]
-                        body = {"query": doc.text[:300], "mode": kind, "top_k": 5, "entities": entities, "filter": False}
-                    else:
-                        body = {"query": doc.text[:300], "mode": kind, "top_k": 5}
-                    result = post(client, "/query", body)
-                    answered = time.monotonic()
-                    with ledger.lock:
-                        for p in result["passages"]:
-                            texts = ledger.versions.get(p["id"])
-                            if texts is None:
-                                violations.append(f"{kind}: {p['id']} was never written")
-                            elif p["text"] not in texts:
-                                violations.append(f"{kind}: {p['id']} has a text that was never written")
-                            elif p["id"] in ledger.deleted_at and ledger.deleted_at[p["id"]] < sent:
-                                violations.append(f"{kind}: {p['id']} returned after its deletion committed")
-                    if kind == "sentinel":
-                        found = any(p["id"] == "sentinel" and not p["filled"] for p in result["passages"])
-                        with lock:
-                            sentinel_seen["found" if found else "missed"] += 1
-                        if found and not sentinel.could_be_there(sent, answered):
-                            with lock:
-                                violations.append("sentinel found while it could not be indexed")
-                        if not found and sentinel.surely_there(sent, answered):
-                            with lock:
-                                violations.append("sentinel missed while it was surely indexed")
-                    with lock:
-                        latencies[kind].append(answered - sent)
-                except Exception as exc:  # noqa: BLE001
-                    with lock:
-                        errors.append(f"{kind}: {type(exc).__name__}: {exc}"[:300])
+    def delete(self, ids: list[str]) -> None:
+        self.post("/delete", {"ids": ids})
 
-    threads = [threading.Thread(target=writer, name="writer")]
-    threads += [threading.Thread(target=client_loop, args=(k,), name=f"client-{k}") for k in range(clients)]
-    wall, hung = run_for(threads, seconds, stop)
-    admin.close()
+    def count(self) -> int:
+        response = self.client.get("/stats", params={"namespace": self.ns})
+        if response.status_code != 200:
+            raise RuntimeError(f"/stats {response.status_code}: {response.text[:200]}")
+        return response.json()["passages"]
+
+    def query(self, body: dict[str, Any]) -> tuple[list[tuple[str, str, bool]], int | None]:
+        return [(p["id"], p["text"], p["filled"]) for p in self.post("/query", body)["passages"]], None
+
+
+def ask(kind: str, doc: Any) -> dict[str, Any]:
+    if kind == "sentinel":
+        return {"query": f"{SENTINEL_WORD} gate", "mode": "bm25", "top_k": 3}
+    if kind in ("hipporag1", "hipporag2"):
+        entities = [e for e in doc.extraction.named_entities if e.strip()][:4] or [doc.title]
+        return {"query": doc.text[:300], "mode": kind, "top_k": 5, "entities": entities, "filter": False}
+    return {"query": doc.text[:300], "mode": kind, "top_k": 5}
+
+
+def concurrency(base: str, seconds: float, clients: int, preload: int, batch: int) -> dict[str, Any]:
+    ns = f"bench-http-{uuid.uuid4().hex[:6]}"
+    docs = musique_docs()
+    sentinel = Sentinel(as_passage({"id": "sentinel", "title": "Sentinel", "text": f"The {SENTINEL_WORD} guards the gate.",
+                                    "extraction": {"named_entities": [SENTINEL_WORD],
+                                                   "triples": [[SENTINEL_WORD, "guards", "gate"]]}}))
+    ledger, stats, stop = Ledger(), LoadStats(("hipporag1", "dense", "sentinel", "hipporag2", "bm25")), threading.Event()
+    admin = Http(base, ns)
+    seed, stream = docs[:preload], docs[preload:]
+    admin.index(seed)
+    ledger.preloaded(seed)
+    ledger.versions["sentinel"] = {sentinel.doc.text}
+    workload = Workload(batch=batch, update_every=2, delete_every=1, deletes=2, sentinel=sentinel)
+    by_id = {d.passage_id: d for d in docs}
+    threads = [threading.Thread(target=write_loop, args=(Http(base, ns), stream, by_id, ledger, workload, stop, stats),
+                                name="writer")]
+    threads += [threading.Thread(target=query_loop, args=(Http(base, ns), docs[: preload + 200], ledger, stats, ask, 11,
+                                                          stop, k, sentinel), name=f"client-{k}") for k in range(clients)]
+    wall, _, hung = run_until(threads, stop, lambda elapsed: elapsed >= seconds, seconds)
+    admin.client.close()
     with HippoRAG(namespace=ns, extractor=OfflineExtractor()) as memory:
         memory.drop_namespace()
 
+    latencies = {("stats" if k == "count" else k): v for k, v in stats.latencies.items()}
     queries = [x for kind, v in latencies.items() if kind != "stats" for x in v]
     everything = [x for v in latencies.values() for x in v]
     return {
         "namespace": ns, "seconds": round(wall, 1), "clients": clients,
         "requests": len(everything), "queries": len(queries), "requests_per_s": round(len(everything) / wall, 1),
-        "p50_ms": round(percentile(queries, 0.5) * 1000, 1), "p95_ms": round(percentile(queries, 0.95) * 1000, 1),
-        "per_kind": {k: {"requests": len(v), "p50_ms": round(percentile(v, 0.5) * 1000, 1),
-                         "p95_ms": round(percentile(v, 0.95) * 1000, 1)} for k, v in latencies.items()},
-        "errors": len(errors), "error_samples": errors[:10],
-        "inconsistent": len(violations), "inconsistent_samples": violations[:10],
-        "hung_threads": hung, "writer": wrote, "sentinel_answers": sentinel_seen,
+        "p50_ms": ms(queries, 50), "p95_ms": ms(queries, 95),
+        "per_kind": {k: {"requests": len(v), "p50_ms": ms(v, 50), "p95_ms": ms(v, 95)} for k, v in latencies.items()},
+        "errors": len(stats.errors), "error_samples": stats.errors[:10],
+        "inconsistent": len(stats.violations), "inconsistent_samples": stats.violations[:10],
+        "hung_threads": hung, "writer": stats.wrote, "sentinel_answers": stats.sentinel,
     }
 
 
@@ -351,11 +220,9 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(30)
-    text = json.dumps(report, indent=2)
-    print(text)
+    print(json.dumps(report, indent=2))
     if args.json_path:
-        Path(args.json_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json_path).write_text(text + "\n")
+        write_json(args.json_path, report)
     bad = report.get("concurrency", {})
     failed = bad.get("errors") or bad.get("inconsistent") or bad.get("hung_threads")
     failed = failed or not all(m["target_met"] for m in report.get("latency", {}).values())

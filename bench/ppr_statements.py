@@ -16,6 +16,8 @@ import json
 import statistics
 import time
 
+from common import namespace_questions
+
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.db import cypher
 from hippo_neo4j.graph import projection
@@ -23,8 +25,6 @@ from hippo_neo4j.retrieve import entity_ppr
 from hippo_neo4j.retrieve.entity_ppr import entity_ppr_parameters, entity_seeds, z_score_seeds
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
 from hippo_neo4j.retrieve.hipporag2 import mass_floor, passage_seeds, ppr2_parameters
-
-from suite import namespace_questions
 
 WIDE = 4000  # a window 8 times wider
 PPR = """UNWIND $seeds AS seed MATCH (ph:Phrase {ns: $ns, text: seed.text})

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 
+from common import namespace_questions
+from suite import measure_latency, profile_hipporag2
+
 from hippo_neo4j import HippoRAG
-from suite import measure_latency, namespace_questions, profile_hipporag2
 
 
 def main() -> None:

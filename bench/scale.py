@@ -1,38 +1,10 @@
 """The scale curve (``make bench BENCH_ARGS="--scale 2000,10000,50000"``, or ``python bench/scale.py``):
-synthetic corpora of growing size, each indexed into its own namespace ``bench-scale-<size>``, and per size
-
-- indexing throughput (passages/s) and the graph's sizes (phrases, passages, mention/relation/synonym edges);
-- adding one passage (median of 5, each deleted again);
-- the GDS projections: build time (the wall time of ``projection.ensure`` with no projection of the current
-  version in the catalogue, median of ``--builds``), size from the GDS catalogue and GDS's own estimate, for
-  each kind (phrase: hipporag1, passage: hipporag2, mentions: entity-ppr), and the same graphs as native
-  projections over a namespace label (see below);
-- the server's heap (``gds.debug.sysInfo``) with the projections in memory, its RSS, and the growth of the
-  vector index files on disk;
-- steady query p50/p95 for hipporag1, hipporag2, dense, entity-ppr and bm25 (after a warm-up);
-- write -> first query: index one passage, then time the first query of hipporag1 / hipporag2 / entity-ppr
-  (which pays the projection of the new graph version) and the one after it; median over ``--rounds``.
-
-The corpus (:class:`Corpus`) is generated, deterministic and seeded, and the corpus of N passages is the first N
-passages of one stream, so the sizes are prefixes of each other. Each passage has a title entity, links to
-0-3 earlier titles (older ones more often), and common entities drawn from a Zipf-Mandelbrot law over two
-million names, 5-15 entities in all; some mentions use a variant of the name (a suffix, the tokens reversed, the
-surname alone). Its 2-5 triples join its title or entities to other entities or to attribute phrases (years,
-adjective + noun); its text is generated sentences around them plus function words. Extractions are written
-with the passages: no extractor runs.
-
-Vectors are not a language model's (:class:`TokenBagEncoder`): a text's vector is the normalised sum of one
-random unit vector per token (seeded by a hash of the token), so the same text always has the same vector,
-texts sharing words are close, and a name's variants land near it ("ada vorn" / "ada vorn jr": cosine
-2/sqrt(6) = 0.816, above τ = 0.75, the encoder's, which leaves room for the noise of random vectors; the reversed name: 1.0; the surname alone: 0.707, below). That keeps the
-SYNONYM edge count realistic and gives dense retrieval and fact linking something to find; the figures measure
-speed only, not retrieval quality.
-
-The native projections: namespaces share the labels Phrase and Passage, so a native (label/type) projection
-cannot select one namespace as the library stands. To measure what it would cost, this benchmark adds a
-label of its own to the bench namespace's nodes (``BenchScaleNs<size>Phrase`` / ``...Passage``; the nodes are
-deleted with the namespace) and projects them natively with RELATION + SYNONYM (phrase kind) and also
-MENTIONED_IN (passage kind), undirected, the weight from ``weight`` / ``score`` / ``count``.
+synthetic corpora of growing size (:class:`Corpus`, prefixes of one seeded stream, with their extraction), each
+indexed into its own namespace ``bench-scale-<size>``, and per size indexing throughput, adding one passage,
+the GDS projections of each kind (build time, catalogue size, GDS's estimate; and as native projections over a
+namespace label of the benchmark's own), the server's heap and RSS, steady query latency per mode, and write ->
+first query. Vectors come from :class:`TokenBagEncoder` (speed only, not retrieval quality). What each figure
+is, and the curve measured: docs/scale.md.
 """
 
 from __future__ import annotations
@@ -43,31 +15,26 @@ import math
 import os
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
+from common import Say, add_one_ms, fmt, p50_p95, server_rss_mb, throughput, timed, timed_index, write_json
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from suite import _fmt, _stats, _throughput, _timed, add_one_ms, server_rss_mb, timed_index  # noqa: E402
-
-from hippo_neo4j import HippoRAG  # noqa: E402
-from hippo_neo4j.config import ConnectionSettings, ServerSettings  # noqa: E402
-from hippo_neo4j.db import connect  # noqa: E402
-from hippo_neo4j.encode.base import Encoder  # noqa: E402
-from hippo_neo4j.graph import projection  # noqa: E402
-from hippo_neo4j.models import Extraction, IndexReport, PassageIn  # noqa: E402
-from hippo_neo4j.text import normalize_phrase  # noqa: E402
+from hippo_neo4j import HippoRAG
+from hippo_neo4j.config import ConnectionSettings, ServerSettings
+from hippo_neo4j.db import connect
+from hippo_neo4j.encode.base import Encoder
+from hippo_neo4j.graph import projection
+from hippo_neo4j.models import Extraction, IndexReport, PassageIn
+from hippo_neo4j.text import normalize_phrase
 
 DEFAULT_SIZES: tuple[int, ...] = (2000, 10000, 50000)
 LATENCY_MODES = ("hipporag1", "hipporag2", "dense", "entity-ppr", "bm25")
 WRITE_QUERY_MODES = ("hipporag1", "hipporag2", "entity-ppr")
 KINDS = ("phrase", "passage", "mentions")
 NAMESPACE_PREFIX = "bench-scale-"
-Say = Callable[[str], None]
 
 
 # -------------------------------------------------------------------------------------------- encoder
@@ -308,7 +275,7 @@ def measure_projections(memory: HippoRAG, builds: int, say: Say) -> dict[str, An
                      **catalogue_size(memory, graph.name),
                      "estimate_min_mb": estimate["bytes_min"] / 2**20, "estimate_max_mb": estimate["bytes_max"] / 2**20}
         say(f"  projection {kind}: {out[kind]['build_ms']:.0f} ms, {out[kind]['nodes']:,} nodes, "
-            f"{out[kind]['relationships']:,} relationships, {_fmt(out[kind]['size_mb'])} MiB "
+            f"{out[kind]['relationships']:,} relationships, {fmt(out[kind]['size_mb'])} MiB "
             f"(GDS estimate {out[kind]['estimate_min_mb']:.1f}-{out[kind]['estimate_max_mb']:.1f} MiB)")
     return out
 
@@ -340,13 +307,13 @@ def native_projections(memory: HippoRAG, size: int, builds: int, say: Say) -> di
         samples = []
         for _ in range(builds):
             d.execute_query("CALL gds.graph.drop($name, false) YIELD graphName RETURN graphName", name=name, database_=db)
-            samples.append(_timed(lambda: d.execute_query(
+            samples.append(timed(lambda: d.execute_query(
                 "CALL gds.graph.project($name, $labels, $rels) YIELD nodeCount RETURN nodeCount",
                 name=name, labels=labels, rels=rels, database_=db)))
         out[kind] = {"build_ms": statistics.median(samples), "build_samples_ms": samples, **catalogue_size(memory, name)}
         d.execute_query("CALL gds.graph.drop($name, false) YIELD graphName RETURN graphName", name=name, database_=db)
         say(f"  native {kind}: {out[kind]['build_ms']:.0f} ms, {out[kind]['nodes']:,} nodes, "
-            f"{out[kind]['relationships']:,} relationships, {_fmt(out[kind]['size_mb'])} MiB")
+            f"{out[kind]['relationships']:,} relationships, {fmt(out[kind]['size_mb'])} MiB")
     return out
 
 
@@ -363,9 +330,9 @@ def steady_latency(memory: HippoRAG, queries: Sequence[tuple[str, list[str]]], w
         samples, empty = [], 0
         for text, ents in queries:
             found: list[Any] = []
-            samples.append(_timed(lambda: found.append(_query(memory, mode, text, ents))))
+            samples.append(timed(lambda: found.append(_query(memory, mode, text, ents))))
             empty += not found[0].passages
-        out[mode] = _stats(samples) | {"empty": empty, "n": len(samples)}
+        out[mode] = p50_p95(samples) | {"empty": empty, "n": len(samples)}
     return out
 
 
@@ -379,9 +346,9 @@ def write_then_query(memory: HippoRAG, spare: Sequence[PassageIn], queries: Sequ
         for r in range(rounds):
             p = spare[r % len(spare)]
             text, ents = queries[r % len(queries)]
-            writes.append(_timed(lambda: memory.index([p])))
-            first.append(_timed(lambda: _query(memory, mode, text, ents)))
-            second.append(_timed(lambda: _query(memory, mode, text, ents)))
+            writes.append(timed(lambda: memory.index([p])))
+            first.append(timed(lambda: _query(memory, mode, text, ents)))
+            second.append(timed(lambda: _query(memory, mode, text, ents)))
             memory.delete([p.passage_id])
         out[mode] = {"write_ms": statistics.median(writes), "first_query_ms": statistics.median(first),
                      "next_query_ms": statistics.median(second),
@@ -416,7 +383,7 @@ def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: 
                                      "projected_index_s": seconds * size / (start + part.indexed)}
                 todo = todo[: start + part.indexed]
                 break
-        result["index"] = _throughput(report, seconds)
+        result["index"] = throughput(report, seconds)
         result["index_curve"] = curve
         result["graph"] = memory.stats()
         g = result["graph"]
@@ -440,9 +407,9 @@ def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: 
         result["projections"] = measure_projections(memory, builds, say)
         result["heap"] = sys_heap(driver, memory.database)
         result["server_rss_mb"] = server_rss_mb(connection)
-        say(f"[{size}] heap with the three projections: used {_fmt(result['heap'].get('used_mb'), 0)} MiB, "
-            f"free {_fmt(result['heap']['free_mb'], 0)} of {_fmt(result['heap']['max_mb'], 0)} MiB; "
-            f"server RSS {_fmt(result['server_rss_mb'], 0)} MiB")
+        say(f"[{size}] heap with the three projections: used {fmt(result['heap'].get('used_mb'), 0)} MiB, "
+            f"free {fmt(result['heap']['free_mb'], 0)} of {fmt(result['heap']['max_mb'], 0)} MiB; "
+            f"server RSS {fmt(result['server_rss_mb'], 0)} MiB")
         if native:
             say(f"[{size}] native projections over a namespace label")
             result["native_projections"] = native_projections(memory, size, builds, say)
@@ -522,86 +489,71 @@ def _growth(values: dict[int, float | None]) -> str:
 
 
 def scale_table(result: dict[str, Any]) -> str:
-    """The scale curve as markdown tables: one column per size, and the growth exponent."""
+    """The scale curve as a markdown table: one column per size, and the growth exponent of the rows that grow."""
     runs = {int(k): v for k, v in result.get("sizes", {}).items()}
     sizes = sorted(runs)
-    rows: list[tuple[str, Callable[[dict[str, Any]], Any], int]] = [
-        ("passages indexed", lambda r: r["graph"]["passages"], 0),
-        ("phrases", lambda r: r["graph"]["phrases"], 0),
-        ("facts", lambda r: r["graph"]["facts"], 0),
-        ("MENTIONED_IN edges", lambda r: r["graph"]["mention_edges"], 0),
-        ("RELATION edges", lambda r: r["graph"]["relation_edges"], 0),
-        ("SYNONYM edges", lambda r: r["graph"]["synonym_edges"], 0),
-        ("indexing, passages/s", lambda r: r["index"]["passages_per_s"], 1),
-        ("  of which synonym s", lambda r: r["index"]["synonym_s"], 1),
-        ("add one passage, ms (median of 5)", lambda r: r["add_one_ms"], 0),
+    proj = lambda k, key: lambda r: r["projections"][k][key]  # noqa: E731
+    native = lambda k, key: lambda r: r.get("native_projections", {}).get(k, {}).get(key)  # noqa: E731
+    # (label, the cell's value or text, digits, the value whose growth is shown: True for the cell's own)
+    rows: list[tuple[str, Callable[[dict[str, Any]], Any], int, Any]] = [
+        ("passages indexed", lambda r: r["graph"]["passages"], 0, None),
+        ("phrases", lambda r: r["graph"]["phrases"], 0, True),
+        ("facts", lambda r: r["graph"]["facts"], 0, None),
+        ("MENTIONED_IN edges", lambda r: r["graph"]["mention_edges"], 0, None),
+        ("RELATION edges", lambda r: r["graph"]["relation_edges"], 0, None),
+        ("SYNONYM edges", lambda r: r["graph"]["synonym_edges"], 0, True),
+        ("indexing, passages/s", lambda r: r["index"]["passages_per_s"], 1, None),
+        ("  of which synonym s", lambda r: r["index"]["synonym_s"], 1, None),
+        ("add one passage, ms (median of 5)", lambda r: r["add_one_ms"], 0, True),
     ]
-    for kind in KINDS:
+    for k in KINDS:
         rows += [
-            (f"projection {kind}: build ms", lambda r, k=kind: r["projections"][k]["build_ms"], 0),
-            (f"projection {kind}: nodes / relationships",
-             lambda r, k=kind: f"{r['projections'][k]['nodes']:,} / {r['projections'][k]['relationships']:,}", 0),
-            (f"projection {kind}: catalogue MiB", lambda r, k=kind: r["projections"][k]["size_mb"], 1),
-            (f"projection {kind}: GDS estimate MiB (min-max)",
-             lambda r, k=kind: f"{r['projections'][k]['estimate_min_mb']:.1f}-{r['projections'][k]['estimate_max_mb']:.1f}", 0),
+            (f"projection {k}: build ms", proj(k, "build_ms"), 0, True),
+            (f"projection {k}: nodes / relationships",
+             lambda r, k=k: f"{r['projections'][k]['nodes']:,} / {r['projections'][k]['relationships']:,}", 0, None),
+            (f"projection {k}: catalogue MiB", proj(k, "size_mb"), 1, True),
+            (f"projection {k}: GDS estimate MiB (min-max)",
+             lambda r, k=k: f"{r['projections'][k]['estimate_min_mb']:.1f}-{r['projections'][k]['estimate_max_mb']:.1f}", 0, None),
         ]
     if any("native_projections" in r for r in runs.values()):
-        rows += [
-            ("native phrase: build ms", lambda r: r.get("native_projections", {}).get("phrase", {}).get("build_ms"), 0),
-            ("native passage: build ms", lambda r: r.get("native_projections", {}).get("passage", {}).get("build_ms"), 0),
-            ("native passage: catalogue MiB", lambda r: r.get("native_projections", {}).get("passage", {}).get("size_mb"), 1),
-        ]
+        rows += [("native phrase: build ms", native("phrase", "build_ms"), 0, True),
+                 ("native passage: build ms", native("passage", "build_ms"), 0, True),
+                 ("native passage: catalogue MiB", native("passage", "size_mb"), 1, None)]
     rows += [
-        ("server heap used / max MiB", lambda r: f"{r['heap'].get('used_mb', 0):,.0f} / {r['heap']['max_mb']:,.0f}", 0),
-        ("server heap free MiB", lambda r: r["heap"]["free_mb"], 0),
-        ("server RSS MiB", lambda r: r["server_rss_mb"], 0),
-        ("vectors (passages + phrases + facts)", lambda r: r["vectors"], 0),
-        ("vector payload MiB (float32)", lambda r: r["vector_payload_mb"], 0),
-        ("vector index files, growth MiB (whole server)", lambda r: r["vector_index_growth_mb"], 0),
+        ("server heap used / max MiB", lambda r: f"{r['heap'].get('used_mb', 0):,.0f} / {r['heap']['max_mb']:,.0f}", 0, None),
+        ("server heap free MiB", lambda r: r["heap"]["free_mb"], 0, None),
+        ("server RSS MiB", lambda r: r["server_rss_mb"], 0, None),
+        ("vectors (passages + phrases + facts)", lambda r: r["vectors"], 0, None),
+        ("vector payload MiB (float32)", lambda r: r["vector_payload_mb"], 0, None),
+        ("vector index files, growth MiB (whole server)", lambda r: r["vector_index_growth_mb"], 0, None),
     ]
-    for mode in LATENCY_MODES:
-        rows += [(f"{mode} p50 / p95 ms", lambda r, m=mode: f"{r['latency_ms'][m]['p50']:.1f} / {r['latency_ms'][m]['p95']:.1f}", 0)]
-    for mode in WRITE_QUERY_MODES:
-        rows += [(f"write → first {mode} query ms (next)",
-                  lambda r, m=mode: f"{r['write_then_query_ms'][m]['first_query_ms']:.0f} ({r['write_then_query_ms'][m]['next_query_ms']:.0f})", 0)]
-    growth_of: dict[str, Callable[[dict[str, Any]], Any]] = {
-        "phrases": lambda r: r["graph"]["phrases"],
-        "SYNONYM edges": lambda r: r["graph"]["synonym_edges"],
-        "add one passage, ms (median of 5)": lambda r: r["add_one_ms"],
-        **{f"projection {k}: build ms": (lambda r, k=k: r["projections"][k]["build_ms"]) for k in KINDS},
-        **{f"projection {k}: catalogue MiB": (lambda r, k=k: r["projections"][k]["size_mb"]) for k in KINDS},
-        **{f"{m} p50 / p95 ms": (lambda r, m=m: r["latency_ms"][m]["p50"]) for m in LATENCY_MODES},
-        **{f"write → first {m} query ms (next)": (lambda r, m=m: r["write_then_query_ms"][m]["first_query_ms"])
-           for m in WRITE_QUERY_MODES},
-        "native phrase: build ms": lambda r: r.get("native_projections", {}).get("phrase", {}).get("build_ms"),
-        "native passage: build ms": lambda r: r.get("native_projections", {}).get("passage", {}).get("build_ms"),
-    }
+    rows += [(f"{m} p50 / p95 ms", lambda r, m=m: f"{r['latency_ms'][m]['p50']:.1f} / {r['latency_ms'][m]['p95']:.1f}", 0,
+              lambda r, m=m: r["latency_ms"][m]["p50"]) for m in LATENCY_MODES]
+    rows += [(f"write → first {m} query ms (next)", lambda r, m=m: f"{r['write_then_query_ms'][m]['first_query_ms']:.0f} "
+              f"({r['write_then_query_ms'][m]['next_query_ms']:.0f})", 0,
+              lambda r, m=m: r["write_then_query_ms"][m]["first_query_ms"]) for m in WRITE_QUERY_MODES]
+
+    def value(fn: Callable[[dict[str, Any]], Any], r: dict[str, Any]) -> Any:
+        try:
+            return fn(r)
+        except (KeyError, TypeError):
+            return None
 
     def cell(fn: Callable[[dict[str, Any]], Any], r: dict[str, Any], digits: int) -> str:
-        try:
-            value = fn(r)
-        except (KeyError, TypeError):
-            return "-"
-        if isinstance(value, int):
-            return f"{value:,}"
-        return _fmt(value, digits) if not isinstance(value, str) else value
+        v = value(fn, r)
+        return f"{v:,}" if isinstance(v, int) else v if isinstance(v, str) else fmt(v, digits)
 
     def title(s: int) -> str:
         partial = runs[s].get("partial")
         return f"{s:,} ({partial['indexed']:,} indexed)" if partial else f"{s:,}"
 
-    header = "| passages | " + " | ".join(title(s) for s in sizes) + " | growth exponent |"
-    lines = [header, "|---|" + "---:|" * len(sizes) + "---:|"]
-    for label, fn, digits in rows:
+    lines = ["| passages | " + " | ".join(title(s) for s in sizes) + " | growth exponent |",
+             "|---|" + "---:|" * len(sizes) + "---:|"]
+    for label, fn, digits, grows in rows:
         growth = "-"
-        if label in growth_of:
-            vals: dict[int, float | None] = {}
-            for s in sizes:  # against the passages indexed (less than the size when the index budget ran out)
-                try:
-                    vals[runs[s]["graph"]["passages"]] = growth_of[label](runs[s])
-                except (KeyError, TypeError):
-                    vals[s] = None
-            growth = _growth(vals)
+        if grows:  # against the passages indexed (less than the size when the index budget ran out)
+            of = fn if grows is True else grows
+            growth = _growth({value(lambda r: r["graph"]["passages"], runs[s]) or s: value(of, runs[s]) for s in sizes})
         lines.append(f"| {label} | " + " | ".join(cell(fn, runs[s], digits) for s in sizes) + f" | {growth} |")
     lines += ["", "growth exponent b: value ∝ passages^b between the smallest and the largest size (1 = linear). "
               "Vectors: " + result.get("meta", {}).get("encoder", "")]
@@ -645,8 +597,6 @@ def main(argv: Sequence[str] | None = None, sizes: Sequence[int] | None = None) 
         return result
     chosen = list(sizes) if sizes is not None else parse_sizes(args.scale)
     out = Path(args.scale_json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-
     earlier: dict[str, Any] = {}
     if args.append and out.exists():
         earlier = json.loads(out.read_text(encoding="utf-8"))
@@ -657,7 +607,7 @@ def main(argv: Sequence[str] | None = None, sizes: Sequence[int] | None = None) 
             result["sizes"] = {k: runs[k] for k in sorted(runs, key=int)}
             result["meta"]["earlier_runs"] = [earlier["meta"], *earlier["meta"].get("earlier_runs", [])]
             result["meta"]["earlier_runs"][0].pop("earlier_runs", None)
-        out.write_text(json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        write_json(out, result)
 
     say = lambda m: print(m, flush=True)  # noqa: E731
     result = run(ConnectionSettings.from_env(), chosen, seed=args.seed, queries=args.queries, builds=args.builds,

@@ -24,18 +24,19 @@ indexing); their ratio is how close indexing is to the encoder bound.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import random
 import re
 import statistics
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from common import (MUSIQUE, WIKI, Query, Say, add_one_ms, default_datasets_dir, fmt, p50_p95, server_rss_mb, throughput,
+                    timed, timed_index, write_json)
+
 from hippo_neo4j import HippoRAG
-from hippo_neo4j.config import ConnectionSettings, ServerSettings
+from hippo_neo4j.config import ConnectionSettings
 from hippo_neo4j.corpus import load_corpus
 from hippo_neo4j.db import connect
 from hippo_neo4j.evaluation import load_dataset, percentile
@@ -47,72 +48,9 @@ from hippo_neo4j.models import IndexReport, PassageIn
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
 from hippo_neo4j.retrieve.hipporag2 import passage_seeds as hipporag2_seeds
 from hippo_neo4j.retrieve.hipporag2 import mass_floor, ppr2_parameters
-from hippo_neo4j.runtime import server
 from hippo_neo4j.text import normalize_phrase
 
-MUSIQUE = "musique_train"
-WIKI = "2wikimultihopqa"
 ADD_ONE_SIZES: tuple[int, ...] = (1000, 3000, 6000)
-MODES = ("hipporag2", "hipporag1", "dense", "bm25")
-Say = Callable[[str], None]
-
-
-def default_datasets_dir() -> Path:
-    """``$HIPPO_DATASETS``, else ``../shared/datasets`` next to the project (or the working directory)."""
-    env = os.environ.get("HIPPO_DATASETS")
-    if env:
-        return Path(env)
-    for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
-        candidate = base.parent / "shared" / "datasets"
-        if candidate.is_dir():
-            return candidate
-    return Path.cwd().parent / "shared" / "datasets"
-
-
-def namespace_parser(doc: str) -> argparse.ArgumentParser:
-    """The command line of a benchmark over one indexed namespace: ``--namespace`` (required) and ``--dataset``
-    (its questions; default musique_train under :func:`default_datasets_dir`). ``doc``: the script's docstring."""
-    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    parser.add_argument("--namespace", required=True)
-    parser.add_argument("--dataset", default=str(default_datasets_dir() / MUSIQUE))
-    return parser
-
-
-def namespace_questions(doc: str, queries: int, more: Callable[[argparse.ArgumentParser], None] = lambda p: None) -> tuple[argparse.Namespace, Any, list[Query]]:
-    """:func:`namespace_parser`'s command line with ``--queries`` (default ``queries``) and the options
-    ``more`` adds, parsed; the offline extractor; and the dataset's first questions with their query entities."""
-    parser = namespace_parser(doc)
-    parser.add_argument("--queries", type=int, default=queries)
-    more(parser)
-    args = parser.parse_args()
-    extractor = make_extractor("offline")
-    questions = [Query(q.question, list(extractor.query_entities(q.question)))
-                 for q in load_dataset(args.dataset).questions[: args.queries]]
-    return args, extractor, questions
-
-
-# ------------------------------------------------------------------------------------ in-process baseline
-
-
-# ---------------------------------------------------------------------------------------------- timing
-
-
-def _timed(fn: Callable[[], Any]) -> float:
-    began = time.perf_counter()
-    fn()
-    return (time.perf_counter() - began) * 1000
-
-
-def _stats(samples: Sequence[float]) -> dict[str, float | None]:
-    return {"p50": percentile(samples, 50), "p95": percentile(samples, 95)}
-
-
-@dataclass
-class Query:
-    text: str
-    entities: list[str]
-
-
 LATENCY_BLOCK = 10  # queries timed on one path before switching to the other
 
 
@@ -148,9 +86,9 @@ def measure_latency(
         remote: list[float] = []
         local: list[float] = []
         for i in range(0, len(queries), block):
-            remote += [_timed(lambda q=q: neo4j_fn(q)) for q in queries[i : i + block]]
-            local += [_timed(lambda q=q: local_fn(q)) for q in queries[i : i + block]]
-        out[mode] = _stats(remote) | {"inprocess_p50": percentile(local, 50), "inprocess_p95": percentile(local, 95)}
+            remote += [timed(lambda q=q: neo4j_fn(q)) for q in queries[i : i + block]]
+            local += [timed(lambda q=q: local_fn(q)) for q in queries[i : i + block]]
+        out[mode] = p50_p95(remote) | {"inprocess_p50": percentile(local, 50), "inprocess_p95": percentile(local, 95)}
     return out
 
 
@@ -161,20 +99,20 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         names = [normalize_phrase(e) for e in dict.fromkeys(q.entities) if normalize_phrase(e)]
         if not names:
             continue
-        steps["encode"].append(_timed(lambda: memory.encoder.encode(names)))
+        steps["encode"].append(timed(lambda: memory.encoder.encode(names)))
         linked: list[Any] = []
-        steps["link"].append(_timed(lambda: linked.extend(memory.link_entities(q.entities))))
+        steps["link"].append(timed(lambda: linked.extend(memory.link_entities(q.entities))))
         seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
         if not seeds:
             continue
         graph: list[Any] = []
         steps["projection_check"].append(
-            _timed(lambda: graph.append(projection.ensure(memory.driver, memory.database, memory.namespace)))
+            timed(lambda: graph.append(projection.ensure(memory.driver, memory.database, memory.namespace)))
         )
         params = ppr_parameters(memory.config, seeds, top_k) | {"graph": graph[0].name, "graphVersion": graph[0].version}
-        steps["ppr"].append(_timed(lambda: memory.store.run("bench_ppr_only", **params)))
-        steps["ppr_and_aggregate"].append(_timed(lambda: memory.store.run("ppr_passages", **params)))
-        steps["total"].append(_timed(lambda: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities)))
+        steps["ppr"].append(timed(lambda: memory.store.run("bench_ppr_only", **params)))
+        steps["ppr_and_aggregate"].append(timed(lambda: memory.store.run("ppr_passages", **params)))
+        steps["total"].append(timed(lambda: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities)))
     result = {k: percentile(v, 50) for k, v in steps.items()}
     if result["link"] is not None and result["encode"] is not None:
         result["link_without_encode"] = result["link"] - result["encode"]
@@ -192,19 +130,19 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
     retriever = memory.retriever("hipporag2")
     for q in queries:
         vector: list[Any] = []
-        steps["encode"].append(_timed(lambda: vector.append(memory.encoder.encode_queries([q.text])[0])))
+        steps["encode"].append(timed(lambda: vector.append(memory.encoder.encode_queries([q.text])[0])))
         facts: list[Any] = []
-        steps["facts"].append(_timed(lambda: facts.extend(memory.link_facts(vector[0]))))
+        steps["facts"].append(timed(lambda: facts.extend(memory.link_facts(vector[0]))))
         seeds = retriever.fact_seeds(facts, cfg)
         if not seeds:
             continue
         graph: list[Any] = []
-        steps["projection_check"].append(_timed(
+        steps["projection_check"].append(timed(
             lambda: graph.append(projection.ensure(memory.driver, memory.database, memory.namespace, "passage"))
         ))
         given: list[Any] = []
         if cfg.passage_seed_top_n:  # seeds from the top-N dense passages: one more round trip
-            steps["dense_top_n"].append(_timed(lambda: given.append(retriever.passage_seed_rows(q.text, vector[0], cfg))))
+            steps["dense_top_n"].append(timed(lambda: given.append(retriever.passage_seed_rows(q.text, vector[0], cfg))))
         sources: list[Any] = []
 
         def passage_seeds() -> None:
@@ -212,40 +150,15 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
             weights = hipporag2_seeds(cfg, cosines, given[0] if given else None)
             sources.append({"passageSources": cosines.sources(weights), "massFloor": mass_floor(weights, top_k, cfg.damping)})
 
-        steps["passage_seeds"].append(_timed(passage_seeds))
+        steps["passage_seeds"].append(timed(passage_seeds))
         params = ppr2_parameters(cfg, seeds, top_k) | {"graph": graph[0].name, "graphVersion": graph[0].version} | sources[0]
-        steps["pagerank"].append(_timed(lambda: memory.store.run("bench_ppr2_only", **params)))  # the walk alone
-        steps["ppr_passages"].append(_timed(lambda: memory.store.run("ppr2_passages", **params)))
-        steps["total"].append(_timed(lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False)))
+        steps["pagerank"].append(timed(lambda: memory.store.run("bench_ppr2_only", **params)))  # the walk alone
+        steps["ppr_passages"].append(timed(lambda: memory.store.run("ppr2_passages", **params)))
+        steps["total"].append(timed(lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False)))
     return {k: percentile(v, 50) for k, v in steps.items()}
 
 
 # -------------------------------------------------------------------------------------------- indexing
-
-
-def _throughput(report: IndexReport, index_s: float) -> dict[str, float]:
-    """Passages per second of wall-clock indexing time (extraction excluded), and where the time went:
-    ``embed_s`` is the encoder's (in its worker thread, overlapping the writes), ``encode_wait_s`` the time
-    the writes waited for it."""
-    t = report.timings
-    return {
-        "passages_per_s": report.indexed / index_s if index_s else math.nan,
-        "index_s": index_s,
-        "encode_wait_s": t.get("encode_wait_s", 0.0),
-        "embed_s": t.get("embed_s", 0.0),
-        "write_s": t.get("write_s", 0.0),
-        "synonym_s": t.get("synonym_s", 0.0),
-        "extract_s": t.get("extract_s", 0.0),
-        "passages": report.indexed,
-    }
-
-
-def timed_index(memory: HippoRAG, passages: Sequence[PassageIn]) -> tuple[IndexReport, float]:
-    """Index ``passages`` (the encoder loaded beforehand); the report and the wall-clock seconds minus extraction."""
-    memory.encoder.encode(["warm up"])
-    began = time.perf_counter()
-    report = memory.index(passages, progress=True)
-    return report, time.perf_counter() - began - report.timings.get("extract_s", 0.0)
 
 
 def encoder_calls(memory: HippoRAG, passages: Sequence[PassageIn]) -> tuple[list[list[str]], dict[str, int]]:
@@ -306,16 +219,6 @@ def index_against_encoder(memory: HippoRAG, passages: Sequence[PassageIn], say: 
     }
 
 
-def add_one_ms(memory: HippoRAG, candidates: Sequence[PassageIn], repeats: int = 5) -> dict[str, Any]:
-    """Median time to index one new passage (its extraction supplied); each is deleted again afterwards so
-    the graph keeps its size."""
-    samples = []
-    for p in candidates[:repeats]:
-        samples.append(_timed(lambda p=p: memory.index([p])))
-        memory.delete([p.passage_id])
-    return {"median": statistics.median(samples), "samples": samples}
-
-
 GRAPH_MODES = ("hipporag1", "hipporag2", "entity-ppr")
 
 
@@ -343,8 +246,8 @@ def after_write_ms(
         projection.wait_for_refreshes(memory.driver)
         memory.delete([p.passage_id])
         for mode in GRAPH_MODES:
-            samples[mode]["fresh"].append(_timed(lambda mode=mode: ask(mode, q, fresh=True)))
-            samples[mode]["steady"].append(_timed(lambda mode=mode: ask(mode, q)))
+            samples[mode]["fresh"].append(timed(lambda mode=mode: ask(mode, q, fresh=True)))
+            samples[mode]["steady"].append(timed(lambda mode=mode: ask(mode, q)))
     return {m: {k: statistics.median(v) for k, v in by.items()} | {"first_samples": by["first"]} for m, by in samples.items()}
 
 
@@ -352,23 +255,6 @@ def _fresh(memory: HippoRAG, say: Say) -> None:
     if memory.stats()["passages"] or memory.stats()["phrases"]:
         say(f"dropping the previous benchmark namespace {memory.namespace!r}")
         memory.drop_namespace()
-
-
-def server_rss_mb(settings: ConnectionSettings) -> float | None:
-    """VmRSS of the local server process (the one ``hippo neo4j`` manages at this URI), if it is local."""
-    local = ServerSettings.from_env()
-    if settings.uri.rstrip("/") != local.uri:
-        return None
-    pid = server.running_pid(local)
-    if pid is None:
-        return None
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
 
 
 def projection_mb(memory: HippoRAG, kind: str = "phrase") -> dict[str, Any]:
@@ -425,7 +311,7 @@ def run(
             _fresh(memory, say)
             say(f"indexing {MUSIQUE}: {len(dataset.passages)} passages with the OpenIE file's extraction")
             report, versus = index_against_encoder(memory, dataset.passages, say)
-            result["index"][MUSIQUE] = _throughput(report, versus["index_s"]) | versus
+            result["index"][MUSIQUE] = throughput(report, versus["index_s"]) | versus
             qs = [Query(q.question, list(extractor.query_entities(q.question))) for q in dataset.questions[:queries]]
             say(f"latency on {MUSIQUE} ({len(qs)} queries per mode)")
             result["latency_ms"][MUSIQUE] = measure_latency(memory, qs)
@@ -468,7 +354,7 @@ def run(
                 say(f"add one passage at {target}: {timing['median']:.0f} ms (median of {len(timing['samples'])})")
             part, seconds = timed_index(memory, corpus[size:])
             total.merge(part)
-            result["index"][WIKI] = _throughput(total, total_s + seconds) | {"extract_s": extract_s}
+            result["index"][WIKI] = throughput(total, total_s + seconds) | {"extract_s": extract_s}
             qs = _wiki_queries(corpus, extractor, queries)
             say(f"latency on {WIKI} ({len(qs)} queries per mode)")
             result["latency_ms"][WIKI] = measure_latency(memory, qs)
@@ -491,48 +377,40 @@ def run(
 # ---------------------------------------------------------------------------------------------- printing
 
 
-def _fmt(value: Any, digits: int = 1) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
-
-
 def bench_table(result: dict[str, Any]) -> str:
     """The benchmark figures as markdown tables."""
     lines = ["| dataset | mode | p50 ms | p95 ms | in-process p50 ms | ratio |", "|---|---|---:|---:|---:|---:|"]
     for dataset, modes in result.get("latency_ms", {}).items():
         for mode, v in modes.items():
             ratio = v["p50"] / v["inprocess_p50"] if v.get("p50") and v.get("inprocess_p50") else None
-            lines.append(f"| {dataset} | {mode} | {_fmt(v['p50'])} | {_fmt(v['p95'])} | {_fmt(v['inprocess_p50'])} | {_fmt(ratio)}× |")
+            lines.append(f"| {dataset} | {mode} | {fmt(v['p50'])} | {fmt(v['p95'])} | {fmt(v['inprocess_p50'])} | {fmt(ratio)}× |")
     lines += ["", ("| dataset | passages | passages/s | embed s | write s | synonym s | (extract s) "
                    "| index s | encoder-only s | index / encoder-only |"),
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for dataset, v in result.get("index", {}).items():
         lines.append(
-            f"| {dataset} | {v.get('passages', '-')} | {_fmt(v['passages_per_s'])} | {_fmt(v['embed_s'])} | "
-            f"{_fmt(v['write_s'])} | {_fmt(v['synonym_s'])} | {_fmt(v.get('extract_s'))} | "
-            f"{_fmt(v.get('index_s'))} | {_fmt(v.get('encoder_only_s'))} | {_fmt(v.get('encoder_ratio'), 2)}× |"
+            f"| {dataset} | {v.get('passages', '-')} | {fmt(v['passages_per_s'])} | {fmt(v['embed_s'])} | "
+            f"{fmt(v['write_s'])} | {fmt(v['synonym_s'])} | {fmt(v.get('extract_s'))} | "
+            f"{fmt(v.get('index_s'))} | {fmt(v.get('encoder_only_s'))} | {fmt(v.get('encoder_ratio'), 2)}× |"
         )
     for dataset, modes in (result.get("after_write_ms") or {}).items():
         lines += ["", f"| {dataset}: after indexing one passage | first query ms | writes not seen | waiting for the "
                   "current graph (fresh) ms | steady ms |", "|---|---:|---:|---:|---:|"]
         for mode, v in modes.items():
-            lines.append(f"| {mode} | {_fmt(v['first'])} | {_fmt(v['behind'])} | {_fmt(v['fresh'])} | {_fmt(v['steady'])} |")
+            lines.append(f"| {mode} | {fmt(v['first'])} | {fmt(v['behind'])} | {fmt(v['fresh'])} | {fmt(v['steady'])} |")
     add = result.get("add_one_ms", {})
     lines += ["", "| add one passage at | " + " | ".join(add) + " |", "|---|" + "---:|" * len(add),
-              "| ms (median) | " + " | ".join(_fmt(v, 0) for v in add.values()) + " |"]
-    lines += ["", f"server RSS: {_fmt(result.get('server_rss_mb'), 0)} MB; largest GDS projection: "
-              f"{_fmt(result.get('projection_mb'), 2)} MB"]
+              "| ms (median) | " + " | ".join(fmt(v, 0) for v in add.values()) + " |"]
+    lines += ["", f"server RSS: {fmt(result.get('server_rss_mb'), 0)} MB; largest GDS projection: "
+              f"{fmt(result.get('projection_mb'), 2)} MB"]
     for dataset, prof in result.get("profile_ms", {}).items():
-        lines.append(f"hipporag1 step medians on {dataset} (ms): " + ", ".join(f"{k} {_fmt(v)}" for k, v in prof.items()))
+        lines.append(f"hipporag1 step medians on {dataset} (ms): " + ", ".join(f"{k} {fmt(v)}" for k, v in prof.items()))
     for dataset, prof in (result.get("profile_hipporag2_ms") or {}).items():
-        lines.append(f"hipporag2 step medians on {dataset} (ms): " + ", ".join(f"{k} {_fmt(v)}" for k, v in prof.items()))
+        lines.append(f"hipporag2 step medians on {dataset} (ms): " + ", ".join(f"{k} {fmt(v)}" for k, v in prof.items()))
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    import json
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", dest="json_out", default="bench/out/bench.json", help="write the figures here")
     parser.add_argument("--datasets", default=None, help="folder holding musique_train/ and 2wikimultihopqa/")
@@ -547,7 +425,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     args, rest = parser.parse_known_args(argv)
     if args.scale:
-        import scale  # bench/scale.py, beside this file
+        import scale  # bench/scale.py, beside this file (it imports nothing of this one)
 
         scale.main(argv)
         return
@@ -556,10 +434,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     root = Path(args.datasets) if args.datasets else default_datasets_dir()
     say = lambda m: print(m, flush=True)  # noqa: E731
     result = run(ConnectionSettings.from_env(), root, queries=args.queries, only=args.only, keep=args.keep, say=say)
-    out = Path(args.json_out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    print(bench_table(result) + f"\n\nwrote {out}")
+    print(bench_table(result) + f"\n\nwrote {write_json(args.json_out, result)}")
 
 
 if __name__ == "__main__":
