@@ -57,9 +57,12 @@ def main() -> None:
                 runs["pagerank, to tolerance"].append((PPR, p | {"iterations": memory.config.ppr_max_iterations}))
             vector = memory.encoder.encode_queries([text])[0]
             cosines = memory.retrieval.passage_vectors().cosines(vector, mentions)
-            e = entity_ppr_parameters(memory.config, entity_seeds(linked, memory.config.entity_share), 10) | {
+            seeds = entity_seeds(linked, memory.config.entity_share)
+            e = entity_ppr_parameters(memory.config, 10) | {
                 "graph": mentions.name, "graphVersion": mentions.version, "ns": ns,
-                "passageSources": cosines.sources(z_score_seeds(cosines))}
+                "passageSources": cosines.sources(z_score_seeds(cosines)),
+                "seeds": [{"text": t, "weight": w} for t, w in seeds.items()],
+                "include": [x["id"] for x in cosines.top(cosines.cosine, memory.config.agreement_dense)]}
             runs["passage cosines on the server"].append((cypher("passage_cosines"), {
                 "ns": ns, "embedding": vector.tolist(), "graphVersion": mentions.version}))
             client.append(vector)
