@@ -170,24 +170,22 @@ class EntityPPRRetriever(Retriever):
         """Agreement first (dense's top passages that the entity walk confirms), then the walk's order."""
         walk = sorted(record["ranked"], key=lambda r: (-r["score"], r["id"]))
         entity = [x["id"] for x in record["entityWalk"]]
+        entity_rank = {pid: i + 1 for i, pid in enumerate(entity)}
         entity_mass = {x["id"]: x["mass"] for x in record["entityWalk"]}
-        present = {r["id"] for r in walk}
-        first = [pid for pid in agreement(dense, entity) if pid in present]
-        order = first + [r["id"] for r in walk if r["id"] not in first]
-        by_id = {r["id"]: r for r in walk}
         passages = {p.id: p for p in to_passages(walk)}
+        first = [pid for pid in agreement(dense, entity) if pid in passages]
+        order = (first + [r["id"] for r in walk if r["id"] not in first])[:top_k]
         walk_rank = {r["id"]: i + 1 for i, r in enumerate(walk)}
-        dense_rank = seeding.cosines.ranks(order[:top_k]) if seeding.cosines is not None else {}
+        dense_rank = seeding.cosines.ranks(order) if seeding.cosines is not None else {}
         out = []
-        for pid in order[:top_k]:
+        for pid in order:
             p = passages[pid]
-            score = by_id[pid]["score"]
             p.signals = {
                 "placed": "agreement" if pid in first else "walk",
                 "dense_rank": dense_rank.get(pid),
-                "entity_walk_rank": entity.index(pid) + 1 if pid in entity_mass else None,
+                "entity_walk_rank": entity_rank.get(pid),
                 "walk_rank": walk_rank[pid],
-                "entity_share": entity_mass[pid] / score if pid in entity_mass and score > 0 else None,
+                "entity_share": entity_mass[pid] / p.score if pid in entity_mass and p.score > 0 else None,
             }
             out.append(p)
         result.passages = out
