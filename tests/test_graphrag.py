@@ -76,3 +76,100 @@ def test_langchain_retriever_returns_the_same_passages(connection, driver, corpu
     assert [d.metadata["id"] for d in found] == [p.id for p in expected.passages]
     assert found[0].metadata["id"] == docs[4].id and found[0].page_content.startswith(docs[4].title)
     assert found[0].metadata["cypher"].startswith("//")
+
+
+def llama_index_retriever(**kwargs):
+    from hippo_neo4j.integrations.llama_index import HippoLlamaIndexRetriever
+
+    return HippoLlamaIndexRetriever(**kwargs)
+
+
+@pytest.mark.parametrize("mode", ["dense", "entity-ppr"])
+def test_llama_index_retriever_returns_the_query_passages(connection, driver, corpus, mode):
+    from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
+
+    from hippo_neo4j import HippoRAG
+    from hippo_neo4j.integrations.langchain import HippoLangChainRetriever
+
+    ns, docs = corpus
+    memory = HippoRAG(connection, namespace=ns, driver=driver, extractor=None)  # entity-ppr: spaCy query NER
+    query = docs[7].text[:200]
+    found = llama_index_retriever(memory=memory, mode=mode, top_k=4).retrieve(query)
+    expected = memory.query(query, mode=mode, top_k=4)
+    assert all(isinstance(n, NodeWithScore) and isinstance(n.node, TextNode) for n in found)
+    # GDS sums PPR mass in parallel: a walk's scores agree between two runs to about 1e-7, not to the last bit
+    assert [n.node.node_id for n in found] == [p.id for p in expected.passages]
+    assert [n.score for n in found] == pytest.approx([p.score for p in expected.passages], rel=1e-6)
+    assert len(found) == 4 and found[0].node.node_id == docs[7].id
+    for n, p in zip(found, expected.passages):
+        meta = n.node.metadata
+        assert (meta["id"], meta["title"], meta["mode"]) == (p.id, p.title, expected.mode)
+        assert meta["score"] == n.score
+        assert meta["via"] == [c.phrase for c in p.contributors[:3]] and meta["filled"] == p.filled
+        assert meta["cypher"].startswith("//")
+        assert n.node.text == f"{p.title}\n{p.text}"
+        # an LLM or an embedder is given the passage alone, not the metadata (the Cypher statement above all)
+        assert n.node.get_content(metadata_mode=MetadataMode.LLM) == n.node.text
+        assert n.node.get_content(metadata_mode=MetadataMode.EMBED) == n.node.text
+    if mode == "entity-ppr":
+        assert any(n.node.metadata["via"] for n in found)
+    # the LangChain retriever's Documents: the same content and metadata, from the one conversion
+    langchain = HippoLangChainRetriever(memory=memory, mode=mode, top_k=4).invoke(query)
+    assert [(d.page_content, {**d.metadata, "score": None}) for d in langchain] == \
+        [(n.node.text, {**n.node.metadata, "score": None}) for n in found]
+    assert [d.metadata["score"] for d in langchain] == pytest.approx([n.score for n in found], rel=1e-6)
+
+
+def test_llama_index_retriever_top_k_async_and_its_own_client(connection, driver, corpus):
+    import asyncio
+
+    from hippo_neo4j import HippoRAG
+    from hippo_neo4j.errors import ConfigError
+
+    ns, docs = corpus
+    memory = HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor())
+    query = docs[4].text[:200]
+    retriever = llama_index_retriever(memory=memory, mode="bm25", top_k=2)
+    found = retriever.retrieve(query)
+    assert len(found) == 2 and found[0].node.node_id == docs[4].id
+    assert len(llama_index_retriever(memory=memory, mode="dense", top_k=6).retrieve(query)) == 6
+
+    async def concurrently():
+        return await asyncio.gather(*(retriever.aretrieve(query) for _ in range(3)))
+
+    for nodes in asyncio.run(concurrently()):
+        assert [(n.node.node_id, n.score, n.node.text, n.node.metadata) for n in nodes] == \
+            [(n.node.node_id, n.score, n.node.text, n.node.metadata) for n in found]
+
+    own = llama_index_retriever(connection=connection, namespace=ns, extractor=NoExtractor(), mode="dense", top_k=3)
+    try:
+        assert own.memory.namespace == ns
+        assert [n.node.node_id for n in own.retrieve(query)] == [p.id for p in memory.query(query, mode="dense", top_k=3).passages]
+    finally:
+        own.close()
+    with pytest.raises(ConfigError):
+        llama_index_retriever(memory=memory, mode="no-such-mode")
+    with pytest.raises(ConfigError):
+        llama_index_retriever(memory=memory, namespace="other")
+
+
+def test_llama_index_retriever_on_an_empty_namespace_returns_nothing_like_langchain(memory_factory):
+    import asyncio
+
+    from hippo_neo4j.integrations.langchain import HippoLangChainRetriever
+
+    memory = memory_factory()
+    assert HippoLangChainRetriever(memory=memory, mode="dense").invoke("anything at all") == []
+    retriever = llama_index_retriever(memory=memory, mode="dense")
+    assert retriever.retrieve("anything at all") == []
+    assert asyncio.run(retriever.aretrieve("anything at all")) == []
+
+
+def test_llama_index_retriever_without_the_extra_names_it(monkeypatch):
+    import importlib
+    import sys
+
+    monkeypatch.delitem(sys.modules, "hippo_neo4j.integrations.llama_index", raising=False)
+    monkeypatch.setitem(sys.modules, "llama_index.core.retrievers", None)  # as if llama-index-core were missing
+    with pytest.raises(ImportError, match=r"pip install 'hippo-neo4j\[llama-index\]'"):
+        importlib.import_module("hippo_neo4j.integrations.llama_index")

@@ -21,7 +21,7 @@ try:
 except ImportError as exc:  # the extra is not installed
     raise ImportError(f"HippoLangChainRetriever needs langchain-core ({exc}): pip install 'hippo-neo4j[langchain]'") from exc
 
-from ..drawing import drawing_cypher
+from .passages import passage_entries
 
 
 class HippoLangChainRetriever(BaseRetriever):
@@ -33,15 +33,8 @@ class HippoLangChainRetriever(BaseRetriever):
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         result = self.memory.query(query, mode=self.mode, top_k=self.top_k)
-        drawing = drawing_cypher(result, self.memory.namespace)
-        return [
-            Document(
-                page_content=f"{p.title}\n{p.text}" if p.title else p.text,
-                metadata={"id": p.id, "title": p.title, "score": p.score, "via": [c.phrase for c in p.contributors[:3]],
-                          "filled": p.filled, "mode": result.mode, "cypher": drawing},
-            )
-            for p in result.passages
-        ]
+        return [Document(page_content=content, metadata=metadata)
+                for content, metadata in passage_entries(result, self.memory.namespace)]
 
 
 __all__ = ["HippoLangChainRetriever"]
