@@ -66,8 +66,10 @@ class PhraseVectors:
         return held
 
     def add(self, texts: Iterable[str], vectors: Iterable[Any]) -> None:
-        """Hold ``vectors`` (None: unusable, skipped) under ``texts``; a text held already gets the new row."""
-        pairs = [(t, v) for t, v in zip(texts, vectors) if v is not None]
+        """Hold ``vectors`` (None: unusable, skipped) under ``texts``; a text held already gets the new row.
+        New texts are appended in text order, whatever order the server returned them in: a phrase's row, and so
+        the float32 rounding of its cosines, depends only on what was added, and when."""
+        pairs = sorted(((t, v) for t, v in zip(texts, vectors) if v is not None), key=lambda pair: pair[0])
         if not pairs:
             return
         rows, keep = unit_rows(np.asarray([v for _, v in pairs], dtype=np.float32))
