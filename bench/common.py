@@ -1,6 +1,6 @@
 """What the benchmarks share: where the datasets are, the command line of a benchmark over one indexed
-namespace, timing and percentiles, timed indexing, the local server's memory, and the ledger that checks
-answers given during concurrent writes against what the writer had committed."""
+namespace, timing, percentiles and tables, timed indexing, the local server's memory, and the writer, clients
+and ledger that check answers given during concurrent writes against what the writer had committed."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ import json
 import math
 import os
 import random
-import statistics
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the checkout's library, also when run with another interpreter
@@ -30,6 +29,11 @@ from hippo_neo4j.runtime import server  # noqa: E402
 MUSIQUE = "musique_train"
 WIKI = "2wikimultihopqa"
 Say = Callable[[str], None]
+T = TypeVar("T")
+
+
+def say(message: str) -> None:
+    print(message, flush=True)
 
 
 def default_datasets_dir() -> Path:
@@ -44,15 +48,11 @@ def default_datasets_dir() -> Path:
     return Path.cwd().parent / "shared" / "datasets"
 
 
-def musique_openie() -> Path:
-    return default_datasets_dir() / MUSIQUE / "openie_gpt-3.5-turbo-1106.json"
-
-
 def musique_docs() -> list[PassageIn]:
     """musique_train's passages with their recorded OpenIE extraction, with stable ids m0, m1, ..."""
     from hippo_neo4j.corpus import load_openie
 
-    docs = load_openie(musique_openie())
+    docs = load_openie(default_datasets_dir() / MUSIQUE / "openie_gpt-3.5-turbo-1106.json")
     for i, d in enumerate(docs):
         d.id = f"m{i}"
     return docs
@@ -64,32 +64,32 @@ class Query:
     entities: list[str]
 
 
-def namespace_parser(doc: str) -> argparse.ArgumentParser:
-    """The command line of a benchmark over one indexed namespace: ``--namespace`` (required) and ``--dataset``
-    (its questions; default musique_train). ``doc``: the script's docstring."""
-    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    parser.add_argument("--namespace", required=True)
-    parser.add_argument("--dataset", default=str(default_datasets_dir() / MUSIQUE))
-    return parser
+def parser(doc: str) -> argparse.ArgumentParser:
+    """The command line of a script, described by the first paragraph of its docstring ``doc``."""
+    return argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def namespace_questions(doc: str, queries: int, more: Callable[[argparse.ArgumentParser], None] = lambda p: None
                         ) -> tuple[argparse.Namespace, Any, list[Query]]:
-    """:func:`namespace_parser` with ``--queries`` (default ``queries``) and the options ``more`` adds, parsed;
+    """The command line of a benchmark over one indexed namespace (``--namespace``, required; ``--dataset``, its
+    questions, default musique_train; ``--queries``, default ``queries``; and the options ``more`` adds), parsed;
     the offline extractor; and the dataset's first questions with their query entities."""
     from hippo_neo4j.extract import make_extractor
 
-    parser = namespace_parser(doc)
-    parser.add_argument("--queries", type=int, default=queries)
-    more(parser)
-    args = parser.parse_args()
+    p = parser(doc)
+    p.add_argument("--namespace", required=True)
+    p.add_argument("--dataset", default=str(default_datasets_dir() / MUSIQUE))
+    p.add_argument("--queries", type=int, default=queries)
+    more(p)
+    args = p.parse_args()
     extractor = make_extractor("offline")
     questions = [Query(q.question, list(extractor.query_entities(q.question)))
                  for q in load_dataset(args.dataset).questions[: args.queries]]
     return args, extractor, questions
 
 
-# ---------------------------------------------------------------------------------------------- timing
+# ------------------------------------------------------------------------------------ timing and figures
 
 
 def timed(fn: Callable[[], Any]) -> float:
@@ -97,6 +97,22 @@ def timed(fn: Callable[[], Any]) -> float:
     began = time.perf_counter()
     fn()
     return (time.perf_counter() - began) * 1000
+
+
+class Steps:
+    """Milliseconds of named steps over repeated runs: ``steps(name, fn)`` times ``fn()`` and returns its value."""
+
+    def __init__(self, *names: str) -> None:
+        self.samples: dict[str, list[float]] = {name: [] for name in names}
+
+    def __call__(self, name: str, fn: Callable[[], T]) -> T:
+        began = time.perf_counter()
+        value = fn()
+        self.samples.setdefault(name, []).append((time.perf_counter() - began) * 1000)
+        return value
+
+    def medians(self) -> dict[str, float | None]:
+        return {name: percentile(v, 50) for name, v in self.samples.items()}
 
 
 def p50_p95(samples: Sequence[float]) -> dict[str, float | None]:
@@ -113,6 +129,12 @@ def fmt(value: Any, digits: int = 1) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[Any]], digits: int = 1, left: int = 1) -> list[str]:
+    """A markdown table, its first ``left`` columns aligned left; cells not text go through :func:`fmt`."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * left + "---:|" * (len(header) - left)]
+    return lines + ["| " + " | ".join(c if isinstance(c, str) else fmt(c, digits) for c in row) + " |" for row in rows]
 
 
 def write_json(path: str | Path, data: Any) -> Path:
@@ -150,13 +172,48 @@ def add_one_ms(memory: HippoRAG, candidates: Sequence[PassageIn], repeats: int =
     for p in candidates[:repeats]:
         samples.append(timed(lambda p=p: memory.index([p])))
         memory.delete([p.passage_id])
-    return {"median": statistics.median(samples), "samples": samples}
+    return {"median": percentile(samples, 50), "samples": samples}
+
+
+def emptied(memory: HippoRAG, say: Say) -> HippoRAG:
+    """``memory`` with its namespace dropped first if a previous run left anything in it."""
+    if memory.stats()["passages"] or memory.stats()["phrases"]:
+        say(f"dropping the previous benchmark namespace {memory.namespace!r}")
+        memory.drop_namespace()
+    return memory
+
+
+def drop(memory: HippoRAG, result: dict[str, Any], say: Say, attempts: int = 3) -> None:
+    """Drop the bench namespace; a transient failure (e.g. the server's transaction memory pool, shared with
+    other clients) is retried, and a lasting one is recorded and reported instead of losing the figures."""
+    for attempt in range(1, attempts + 1):
+        try:
+            memory.drop_namespace()
+            return
+        except Exception as exc:  # noqa: BLE001 - reported, and the namespace named for a manual drop
+            result.setdefault("drop_errors", []).append(str(exc)[:300])
+            say(f"dropping {memory.namespace!r} failed (attempt {attempt} of {attempts}): {str(exc)[:200]}")
+            time.sleep(5 * attempt)
+    say(f"namespace {memory.namespace!r} is left behind: drop it with HippoRAG(namespace=...).drop_namespace()")
+
+
+def catalogue_size(memory: HippoRAG, name: str) -> dict[str, Any]:
+    """What the GDS catalogue says of projection ``name``: its size in MiB, memory usage, nodes, relationships."""
+    rec = memory.store.run("projection_size", graph=name)[0]
+    return {"size_mb": rec["sizeInBytes"] / 2**20 if rec["sizeInBytes"] and rec["sizeInBytes"] > 0 else None,
+            "memory_usage": rec["memoryUsage"], "nodes": rec["nodeCount"], "relationships": rec["relationshipCount"]}
+
+
+def local_server(settings: ConnectionSettings) -> ServerSettings | None:
+    """The local server's settings (the one ``hippo neo4j`` manages) if ``settings`` reach it, else None."""
+    local = ServerSettings.from_env()
+    return local if settings.uri.rstrip("/") == local.uri else None
 
 
 def server_rss_mb(settings: ConnectionSettings) -> float | None:
-    """VmRSS of the local server process (the one ``hippo neo4j`` manages at this URI), if it is local."""
-    local = ServerSettings.from_env()
-    pid = server.running_pid(local) if settings.uri.rstrip("/") == local.uri else None
+    """VmRSS of the local server process, if ``settings`` reach it."""
+    local = local_server(settings)
+    pid = server.running_pid(local) if local else None
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines() if pid else []:
             if line.startswith("VmRSS:"):
@@ -342,8 +399,9 @@ def write_loop(target: Target, stream: list[PassageIn], by_id: dict[str, Passage
         stats.problem("writer", f"{type(exc).__name__}: {exc}", error=True)
 
 
-def query_loop(target: Target, docs: list[PassageIn], ledger: Ledger, stats: LoadStats, ask: Callable[[str, PassageIn], dict],
-               count_every: int, stop: threading.Event, seed: int, sentinel: Sentinel | None = None) -> None:
+def query_loop(target: Target, docs: list[PassageIn], ledger: Ledger, stats: LoadStats,
+               ask: Callable[[str, PassageIn], dict], count_every: int, stop: threading.Event, seed: int,
+               sentinel: Sentinel | None = None) -> None:
     """A client: the query kinds of ``stats`` in turn (``ask`` builds each query's body from a random passage),
     every ``count_every``-th request a passage count instead, each answer checked until ``stop``."""
     rng = random.Random(seed)
@@ -403,3 +461,25 @@ def run_until(threads: list[threading.Thread], stop: threading.Event, done: Call
         if t.is_alive():
             hung.append(t.name)
     return time.monotonic() - began, reached, hung
+
+
+def run_load(target: Callable[[], Target], docs: list[PassageIn], stats: LoadStats, workload: Workload,
+             ask: Callable[[str, PassageIn], dict], *, preload: int, clients: int, count_every: int,
+             done: Callable[[float], bool], deadline_s: float, warm: Callable[[Target], Any] = lambda t: None,
+             ) -> tuple[float, bool, list[str]]:
+    """Index ``docs[:preload]`` (then ``warm`` the namespace), then run one writer over the rest of ``docs`` and
+    ``clients`` query clients, each through a ``target()`` of its own, until ``done`` (see :func:`run_until`)."""
+    ledger, stop, sentinel = Ledger(), threading.Event(), workload.sentinel
+    admin = target()
+    admin.index(docs[:preload])
+    ledger.preloaded(docs[:preload])
+    if sentinel is not None:
+        ledger.versions[sentinel.doc.passage_id] = {sentinel.doc.text}
+    warm(admin)
+    by_id = {d.passage_id: d for d in docs}
+    threads = [threading.Thread(target=write_loop, name="writer",
+                                args=(target(), docs[preload:], by_id, ledger, workload, stop, stats))]
+    threads += [threading.Thread(target=query_loop, name=f"client-{k}", args=(
+        target(), docs[: preload + 200], ledger, stats, ask, count_every, stop, k, sentinel)) for k in range(clients)]
+    return run_until(threads, stop, done, deadline_s)
+

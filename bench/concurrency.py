@@ -19,14 +19,12 @@ only guards against a hang. Connection: the HIPPO_* environment (the local serve
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-import threading
 import uuid
 from typing import Any
 
-from common import Ledger, LoadStats, Workload, ms, musique_docs, query_loop, run_until, write_json, write_loop
+from common import LoadStats, Workload, ms, musique_docs, parser, run_load, write_json
 
 from hippo_neo4j import HippoConfig, HippoRAG
 from hippo_neo4j.config import ConnectionSettings
@@ -66,7 +64,8 @@ class Library:
 
     def query(self, body: dict[str, Any]) -> tuple[list[tuple[str, str, bool]], int | None]:
         result = self.memory.query(body.pop("query"), **body)
-        return [(p.id, p.text, p.filled) for p in result.passages], result.writes_behind if result.graph_version is not None else None
+        behind = result.writes_behind if result.graph_version is not None else None
+        return [(p.id, p.text, p.filled) for p in result.passages], behind
 
 
 def ask(mode: str, doc: Any) -> dict[str, Any]:
@@ -76,47 +75,27 @@ def ask(mode: str, doc: Any) -> dict[str, Any]:
     return {"query": doc.text[:300], "mode": mode, "top_k": 5, "filter": False}
 
 
-def run(
-    connection: ConnectionSettings | None = None,
-    *,
-    seconds: float = 60,
-    events: dict[str, int] | None = None,
-    deadline: float = 600,
-    clients: int = 8,
-    preload: int = 100,
-    batch: int = 10,
-    namespace: str | None = None,
-    keep: bool = False,
-) -> dict[str, Any]:
+def warm(target: Library) -> None:
+    """The encoder and the projections loaded once, before the clock starts."""
+    for mode in ("hipporag1", "hipporag2", "entity-ppr"):
+        target.memory.query("warm up", mode=mode, entities=["warm up"], filter=False)
+
+
+def run(connection: ConnectionSettings | None = None, *, seconds: float = 60, events: dict[str, int] | None = None,
+        deadline: float = 600, clients: int = 8, preload: int = 100, batch: int = 10) -> dict[str, Any]:
     """The report of one run. ``events`` (instead of ``seconds``): run until the writer has written at least
     ``batches`` batches, ``updates`` updated and ``deletes`` deleted passages, and the clients have made
     ``count_checks`` passage counts and ``queries_per_mode`` queries of every mode, or ``deadline`` seconds have
     passed (``reached`` says which)."""
     connection = connection or ConnectionSettings.from_env()
-    ns = namespace or f"bench-concurrency-{uuid.uuid4().hex[:6]}"
-    docs = musique_docs()
+    ns = f"bench-concurrency-{uuid.uuid4().hex[:6]}"
     driver = connect(connection)
     config = HippoConfig(batch_size=batch)
 
     def memory() -> HippoRAG:
         return HippoRAG(connection, namespace=ns, driver=driver, extractor=GivenEntities(), config=config)
 
-    ledger = Ledger()
-    seed_docs, stream = docs[:preload], docs[preload:]
-    setup = memory()
-    setup.index(seed_docs)
-    ledger.preloaded(seed_docs)
-    for mode in ("hipporag1", "hipporag2", "entity-ppr"):  # load the encoder and the projections once
-        setup.query("warm up", mode=mode, entities=["warm up"], filter=False)
-
-    stop = threading.Event()
     stats = LoadStats(MODES)
-    workload = Workload(batch=batch, update_every=3, delete_every=5, deletes=3)
-    by_id = {d.passage_id: d for d in docs}
-    threads = [threading.Thread(target=write_loop, args=(Library(memory()), stream, by_id, ledger, workload, stop, stats),
-                                name="writer")]
-    threads += [threading.Thread(target=query_loop, args=(Library(memory()), docs[: preload + 200], ledger, stats, ask, 10,
-                                                          stop, k), name=f"client-{k}") for k in range(clients)]
 
     def enough(elapsed: float) -> bool:
         if events is None:
@@ -127,17 +106,19 @@ def run(
         seen |= {k: stats.wrote[k] for k in ("batches", "updates", "deletes")}
         return all(seen[k] >= n for k, n in events.items())
 
-    wall, reached, hung = run_until(threads, stop, enough, seconds if events is None else deadline)
+    wall, reached, hung = run_load(lambda: Library(memory()), musique_docs(), stats,
+                                   Workload(batch=batch, update_every=3, delete_every=5, deletes=3), ask,
+                                   preload=preload, clients=clients, count_every=10, done=enough,
+                                   deadline_s=seconds if events is None else deadline, warm=warm)
     projection.wait_for_refreshes(driver, timeout=deadline)
     left = sorted(projection._existing(driver, connection.database, ns))
-
-    all_lat = [x for m in MODES for x in stats.latencies[m]]
+    every = [x for m in MODES for x in stats.latencies[m]]
     report = {
         "namespace": ns, "seconds": round(wall, 1), "reached": reached, "clients": clients,
-        "queries": len(all_lat), "queries_per_s": round(len(all_lat) / wall, 1),
-        "p50_ms": ms(all_lat, 50), "p95_ms": ms(all_lat, 95),
-        "per_mode": {m: {"queries": len(stats.latencies[m]), "p50_ms": ms(stats.latencies[m], 50),
-                         "p95_ms": ms(stats.latencies[m], 95)} for m in MODES},
+        "queries": len(every), "queries_per_s": round(len(every) / wall, 1),
+        "p50_ms": ms(every, 50), "p95_ms": ms(every, 95),
+        "per_mode": {m: {"queries": len(v), "p50_ms": ms(v, 50), "p95_ms": ms(v, 95)}
+                     for m, v in stats.latencies.items() if m != "count"},
         "count_checks": len(stats.latencies["count"]),
         "errors": len(stats.errors), "error_samples": stats.errors[:10],
         "violations": len(stats.violations), "violation_samples": stats.violations[:10],
@@ -148,24 +129,18 @@ def run(
         "projections_left": left,
         "writer": {k: v for k, v in stats.wrote.items() if k != "sentinel_toggles"},
     }
-    if not keep:
-        setup.drop_namespace()
+    memory().drop_namespace()
     driver.close()
     return report
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--preload", type=int, default=100, help="passages indexed before the clock starts")
-    parser.add_argument("--batch", type=int, default=10, help="passages per write batch")
-    parser.add_argument("--namespace", help="default: a fresh bench-concurrency-* namespace, dropped afterwards")
-    parser.add_argument("--keep", action="store_true", help="keep the namespace afterwards")
-    parser.add_argument("--json", dest="json_path", help="also write the report to this file")
-    args = parser.parse_args()
-    report = run(seconds=args.seconds, clients=args.clients, preload=args.preload, batch=args.batch,
-                 namespace=args.namespace, keep=args.keep)
+    p = parser(__doc__)
+    p.add_argument("--seconds", type=float, default=60)
+    p.add_argument("--clients", type=int, default=8)
+    p.add_argument("--json", dest="json_path", help="also write the report to this file")
+    args = p.parse_args()
+    report = run(seconds=args.seconds, clients=args.clients)
     print(json.dumps(report, indent=2))
     if args.json_path:
         write_json(args.json_path, report)

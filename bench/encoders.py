@@ -11,7 +11,6 @@ dot product against each question's supporting passages. Prints a markdown table
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -22,13 +21,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from common import MUSIQUE, ROOT, default_datasets_dir, parser, table, write_json
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from hippo_neo4j.encode import load_encoder  # noqa: E402
-from hippo_neo4j.encode.onnx import available_cores  # noqa: E402
-from hippo_neo4j.text import normalize_phrase  # noqa: E402
+from hippo_neo4j.encode import load_encoder
+from hippo_neo4j.encode.onnx import available_cores
+from hippo_neo4j.text import normalize_phrase
 
 ENCODERS = ("bge-small-en-v1.5", "bge-small-en-v1.5-q", "all-MiniLM-L6-v2", "all-MiniLM-L6-v2-q")
 COLD_LOAD = (
@@ -111,20 +108,17 @@ def bench(name: str, texts: dict, repeats: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dataset", default=str(ROOT.parent / "shared" / "datasets" / "musique_train"))
-    ap.add_argument("--encoders", default=",".join(ENCODERS), help="comma-separated encoder names")
-    ap.add_argument("--st", action="store_true", help="also sentence-transformers all-MiniLM-L6-v2 (torch)")
-    ap.add_argument("--sample", type=int, default=3000, help="phrases and facts sampled (fixed seed)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--load-repeats", type=int, default=3, help="fresh processes per cold-load time")
-    ap.add_argument("--json", default=str(ROOT / "bench" / "out" / "encoders.json"))
-    args = ap.parse_args()
-
-    texts = load_texts(Path(args.dataset), args.sample, args.seed)
+    p = parser(__doc__)
+    p.add_argument("--dataset", default=str(default_datasets_dir() / MUSIQUE))
+    p.add_argument("--encoders", default=",".join(ENCODERS), help="comma-separated encoder names")
+    p.add_argument("--st", action="store_true", help="also sentence-transformers all-MiniLM-L6-v2 (torch)")
+    p.add_argument("--sample", type=int, default=3000, help="phrases and facts sampled (fixed seed)")
+    p.add_argument("--json", default=str(ROOT / "bench" / "out" / "encoders.json"))
+    args = p.parse_args()
+    texts = load_texts(Path(args.dataset), args.sample, seed=0)
     names = [n for n in args.encoders.split(",") if n] + (["st:all-MiniLM-L6-v2"] if args.st else [])
     load_before = os.getloadavg()[0]
-    results = [bench(name, texts, args.load_repeats) for name in names]
+    results = [bench(name, texts, repeats=3) for name in names]
     by_name = {r["encoder"]: r.pop("passage_vectors") for r in results}
     agreement = {}
     for quantised, full in (("bge-small-en-v1.5-q", "bge-small-en-v1.5"), ("all-MiniLM-L6-v2-q", "all-MiniLM-L6-v2"),
@@ -132,28 +126,20 @@ def main() -> None:
         if quantised in by_name and full in by_name:
             cosines = (by_name[quantised] * by_name[full]).sum(axis=1)
             agreement[f"{quantised} vs {full}"] = {"mean": float(cosines.mean()), "min": float(cosines.min())}
-
-    header = ("| encoder | passages/s | phrases/s | facts/s | query p50 ms | load s | recall@2 | recall@5 |\n"
-              "|---|---:|---:|---:|---:|---:|---:|---:|")
-    rows = [
-        f"| {r['encoder']} | {r['passages_per_s']:.0f} | {r['phrases_per_s']:.0f} | {r['facts_per_s']:.0f} | "
-        f"{r['query_p50_ms']:.1f} | {r['load_s']:.2f} | {r['recall@2']:.3f} | {r['recall@5']:.3f} |"
-        for r in results
-    ]
-    print(header + "\n" + "\n".join(rows))
+    print("\n".join(table(
+        ["encoder", "passages/s", "phrases/s", "facts/s", "query p50 ms", "load s", "recall@2", "recall@5"],
+        ([r["encoder"], f"{r['passages_per_s']:.0f}", f"{r['phrases_per_s']:.0f}", f"{r['facts_per_s']:.0f}",
+          f"{r['query_p50_ms']:.1f}", f"{r['load_s']:.2f}", f"{r['recall@2']:.3f}", f"{r['recall@5']:.3f}"]
+         for r in results))))
     print(f"\n{len(texts['passages'])} passages, {len(texts['phrases'])} phrases, {len(texts['facts'])} facts, "
           f"{len(texts['queries'])} queries; {available_cores()} cores; "
           f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
     for pair, cos in agreement.items():
         print(f"passage cosine {pair}: mean {cos['mean']:.5f}, min {cos['min']:.5f}")
-
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({
-        "dataset": args.dataset, "sample": args.sample, "seed": args.seed, "cores": available_cores(),
+    out = write_json(args.json, {
+        "dataset": args.dataset, "sample": args.sample, "seed": 0, "cores": available_cores(),
         "load_average": [load_before, os.getloadavg()[0]], "sizes": texts["sizes"],
-        "results": results, "passage_agreement": agreement,
-    }, indent=2) + "\n")
+        "results": results, "passage_agreement": agreement})
     print(f"wrote {out}")
 
 

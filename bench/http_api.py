@@ -9,8 +9,8 @@ entities extracted beforehand and sent the same way to both; library and HTTP ca
 question (after 3 warm-up queries each), so drift in the machine's load hits both alike.
 
 Part 2, concurrency: ``--clients`` HTTP clients query a scratch namespace for ``--seconds`` while a writer,
-also over HTTP, indexes musique_train passages in batches, and after every batch deletes two passages,
-toggles a sentinel passage and, every second batch, re-indexes two with new text.
+also over HTTP, indexes musique_train passages in batches of 5 (after 100 preloaded), and after every batch
+deletes two passages, toggles a sentinel passage and, every second batch, re-indexes two with new text.
 An answer is consistent when
 
 - every passage it returns was written (a text of one of its written versions) and its deletion had not
@@ -26,21 +26,18 @@ HIPPO_* environment names (the local one by default); the scratch namespace is d
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import socket
-import statistics
 import subprocess
 import sys
-import threading
 import time
 import uuid
-from typing import Any
+from typing import Any, Sequence
 
 import httpx
-from common import (MUSIQUE, ROOT, Ledger, LoadStats, Sentinel, Workload, default_datasets_dir, ms, musique_docs, query_loop,
-                    run_until, write_json, write_loop)
+from common import (MUSIQUE, ROOT, LoadStats, Sentinel, Steps, Workload, default_datasets_dir, ms, musique_docs, parser,
+                    run_load, write_json)
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.evaluation import load_dataset
@@ -75,15 +72,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-# ---------------------------------------------------------------------------------------------- part 1
-
-
-def latency(base: str, namespace: str, queries: int, modes: list[str]) -> dict[str, Any]:
+def latency(base: str, namespace: str, queries: int, modes: Sequence[str]) -> dict[str, Any]:
     extractor = OfflineExtractor()
-    questions = load_dataset(default_datasets_dir() / MUSIQUE).questions[:queries]
-    asked = [(q.question, extractor.query_entities(q.question)) for q in questions]
+    asked = [(q.question, extractor.query_entities(q.question))
+             for q in load_dataset(default_datasets_dir() / MUSIQUE).questions[:queries]]
     out: dict[str, Any] = {}
-    with HippoRAG(namespace=namespace, extractor=extractor) as memory, httpx.Client(base_url=base, timeout=60) as client:
+    with HippoRAG(namespace=namespace, extractor=extractor) as memory, \
+            httpx.Client(base_url=base, timeout=60) as client:
         for mode in modes:
             def library(text: str, entities: list[str]) -> list[str]:
                 result = memory.query(text, mode=mode, entities=entities, top_k=10, filter=False)
@@ -95,29 +90,18 @@ def latency(base: str, namespace: str, queries: int, modes: list[str]) -> dict[s
                 response.raise_for_status()
                 return [p["id"] for p in response.json()["passages"]]
 
+            sides = {"library": library, "http": http}
             for text, entities in asked[:3]:
                 library(text, entities), http(text, entities)
-            lib_ms, http_ms, same = [], [], 0
+            steps, same = Steps("library", "http"), 0
             for i, (text, entities) in enumerate(asked):
-                ranked = {}
-                for side in (("library", "http") if i % 2 == 0 else ("http", "library")):  # neither always first
-                    began = time.perf_counter()
-                    ranked[side] = (library if side == "library" else http)(text, entities)
-                    (lib_ms if side == "library" else http_ms).append((time.perf_counter() - began) * 1000)
+                order = ("library", "http") if i % 2 == 0 else ("http", "library")  # neither always first
+                ranked = {side: steps(side, lambda side=side: sides[side](text, entities)) for side in order}
                 same += ranked["library"] == ranked["http"]
-            lib, web = statistics.median(lib_ms), statistics.median(http_ms)
+            lib, web = steps.medians()["library"], steps.medians()["http"]
             out[mode] = {"queries": len(asked), "library_p50_ms": round(lib, 1), "http_p50_ms": round(web, 1),
-                         "overhead_ms": round(web - lib, 1), "target_met": web <= lib + 5,
-                         "same_ranking": same}
+                         "overhead_ms": round(web - lib, 1), "target_met": web <= lib + 5, "same_ranking": same}
     return out
-
-
-# ---------------------------------------------------------------------------------------------- part 2
-
-
-def passage_json(doc: Any) -> dict[str, Any]:
-    return {"id": doc.passage_id, "title": doc.title, "text": doc.text,
-            "extraction": doc.extraction.model_dump() if doc.extraction else None}
 
 
 class Http:
@@ -126,23 +110,24 @@ class Http:
     def __init__(self, base: str, ns: str) -> None:
         self.client, self.ns = httpx.Client(base_url=base, timeout=120), ns
 
-    def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        response = self.client.post(path, json={"namespace": self.ns, **body})
+    def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        response = self.client.request(method, path, **kwargs)
         if response.status_code != 200:
             raise RuntimeError(f"{path} {response.status_code}: {response.text[:200]}")
         return response.json()
 
+    def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self.request("POST", path, json={"namespace": self.ns, **body})
+
     def index(self, docs: list) -> None:
-        self.post("/index", {"passages": [passage_json(d) for d in docs]})
+        self.post("/index", {"passages": [{"id": d.passage_id, "title": d.title, "text": d.text, "extraction":
+                                           d.extraction.model_dump() if d.extraction else None} for d in docs]})
 
     def delete(self, ids: list[str]) -> None:
         self.post("/delete", {"ids": ids})
 
     def count(self) -> int:
-        response = self.client.get("/stats", params={"namespace": self.ns})
-        if response.status_code != 200:
-            raise RuntimeError(f"/stats {response.status_code}: {response.text[:200]}")
-        return response.json()["passages"]
+        return self.request("GET", "/stats", params={"namespace": self.ns})["passages"]
 
     def query(self, body: dict[str, Any]) -> tuple[list[tuple[str, str, bool]], int | None]:
         return [(p["id"], p["text"], p["filled"]) for p in self.post("/query", body)["passages"]], None
@@ -157,26 +142,16 @@ def ask(kind: str, doc: Any) -> dict[str, Any]:
     return {"query": doc.text[:300], "mode": kind, "top_k": 5}
 
 
-def concurrency(base: str, seconds: float, clients: int, preload: int, batch: int) -> dict[str, Any]:
+def concurrency(base: str, seconds: float, clients: int) -> dict[str, Any]:
     ns = f"bench-http-{uuid.uuid4().hex[:6]}"
-    docs = musique_docs()
-    sentinel = Sentinel(as_passage({"id": "sentinel", "title": "Sentinel", "text": f"The {SENTINEL_WORD} guards the gate.",
-                                    "extraction": {"named_entities": [SENTINEL_WORD],
-                                                   "triples": [[SENTINEL_WORD, "guards", "gate"]]}}))
-    ledger, stats, stop = Ledger(), LoadStats(("hipporag1", "dense", "sentinel", "hipporag2", "bm25")), threading.Event()
-    admin = Http(base, ns)
-    seed, stream = docs[:preload], docs[preload:]
-    admin.index(seed)
-    ledger.preloaded(seed)
-    ledger.versions["sentinel"] = {sentinel.doc.text}
-    workload = Workload(batch=batch, update_every=2, delete_every=1, deletes=2, sentinel=sentinel)
-    by_id = {d.passage_id: d for d in docs}
-    threads = [threading.Thread(target=write_loop, args=(Http(base, ns), stream, by_id, ledger, workload, stop, stats),
-                                name="writer")]
-    threads += [threading.Thread(target=query_loop, args=(Http(base, ns), docs[: preload + 200], ledger, stats, ask, 11,
-                                                          stop, k, sentinel), name=f"client-{k}") for k in range(clients)]
-    wall, _, hung = run_until(threads, stop, lambda elapsed: elapsed >= seconds, seconds)
-    admin.client.close()
+    sentinel = Sentinel(as_passage({
+        "id": "sentinel", "title": "Sentinel", "text": f"The {SENTINEL_WORD} guards the gate.",
+        "extraction": {"named_entities": [SENTINEL_WORD], "triples": [[SENTINEL_WORD, "guards", "gate"]]}}))
+    stats = LoadStats(("hipporag1", "dense", "sentinel", "hipporag2", "bm25"))
+    workload = Workload(batch=5, update_every=2, delete_every=1, deletes=2, sentinel=sentinel)
+    wall, _, hung = run_load(lambda: Http(base, ns), musique_docs(), stats, workload, ask, preload=100,
+                             clients=clients, count_every=11, done=lambda elapsed: elapsed >= seconds,
+                             deadline_s=seconds)
     with HippoRAG(namespace=ns, extractor=OfflineExtractor()) as memory:
         memory.drop_namespace()
 
@@ -195,28 +170,25 @@ def concurrency(base: str, seconds: float, clients: int, preload: int, batch: in
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--namespace", default="eval-musique_train-bge-small-en-v1.5",
-                        help="an indexed musique_train namespace, for part 1 (read only)")
-    parser.add_argument("--queries", type=int, default=60)
-    parser.add_argument("--modes", default="hipporag1,hipporag2")
-    parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--preload", type=int, default=100)
-    parser.add_argument("--batch", type=int, default=5, help="passages per write batch")
-    parser.add_argument("--skip", choices=["latency", "concurrency"], help="run only the other part")
-    parser.add_argument("--json", dest="json_path")
-    args = parser.parse_args()
+    p = parser(__doc__)
+    p.add_argument("--namespace", default="eval-musique_train-bge-small-en-v1.5",
+                   help="an indexed musique_train namespace, for part 1 (read only)")
+    p.add_argument("--queries", type=int, default=60)
+    p.add_argument("--seconds", type=float, default=60)
+    p.add_argument("--clients", type=int, default=8)
+    p.add_argument("--skip", choices=["latency", "concurrency"], help="run only the other part")
+    p.add_argument("--json", dest="json_path")
+    args = p.parse_args()
     port = free_port()
     server = start_server(port, args.namespace)
     base = f"http://127.0.0.1:{port}"
     report: dict[str, Any] = {}
     try:
         if args.skip != "latency":
-            report["latency"] = latency(base, args.namespace, args.queries, args.modes.split(","))
+            report["latency"] = latency(base, args.namespace, args.queries, ("hipporag1", "hipporag2"))
             print(json.dumps({"latency": report["latency"]}), flush=True)
         if args.skip != "concurrency":
-            report["concurrency"] = concurrency(base, args.seconds, args.clients, args.preload, args.batch)
+            report["concurrency"] = concurrency(base, args.seconds, args.clients)
     finally:
         server.terminate()
         server.wait(30)

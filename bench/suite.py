@@ -1,5 +1,7 @@
-"""The benchmark suite (``make bench``, or ``python bench/suite.py``): retrieval latency next to the same retrieval in-process,
-indexing throughput, the cost of adding one passage as the graph grows, server memory and projection size.
+"""The benchmark suite (``make bench``, or ``python bench/suite.py``): retrieval latency next to the same retrieval in
+process, indexing throughput against the encoder alone, the first query after a write, the cost of adding one
+passage as the graph grows, step profiles of hipporag1 and hipporag2, server memory and projection size.
+``--scale SIZES`` runs the scale curve instead (bench/scale.py, with its own options).
 
 Output (issue 5)::
 
@@ -8,22 +10,21 @@ Output (issue 5)::
      (musique_train also: "index_s", "encoder_only_s", "encoder_ratio")
      "add_one_ms": {"1000", "3000", "6000"}, "server_rss_mb", "projection_mb"}
 
-plus ``profile_ms`` (where a hipporag1 query's time goes), ``graph`` sizes and ``meta``.
+plus ``profile_ms`` and ``profile_hipporag2_ms`` (where a query's time goes), ``after_write_ms``, ``graph``
+sizes and ``meta``.
 
 Latency excludes query NER (the entities are extracted beforehand, as an LLM would be) and includes
 everything after it: encoding, linking, the projection check, PPR and aggregation. The in-process figure
 runs the same steps with numpy/scipy over the graph read back from Neo4j (:class:`ReferenceGraph` plus the
 phrase and passage embeddings), with the same encoder. Throughput excludes extraction time.
 
-``index_s`` is the wall-clock time of indexing musique_train (extraction excluded); ``encoder_only_s`` is the
-time the encoder alone takes, in the same run, on the texts that indexing embeds (every passage, and per batch
-the phrases and facts new to the graph, in the same encoder calls; the mean of a run before and one after
-indexing); their ratio is how close indexing is to the encoder bound.
+``index_s`` is the wall-clock time of indexing musique_train (extraction excluded), ``encoder_only_s`` the
+encoder alone on the texts indexing embeds (:func:`index_against_encoder`): their ratio is how close indexing is
+to the encoder bound.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import re
@@ -32,8 +33,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from common import (MUSIQUE, WIKI, Query, Say, add_one_ms, default_datasets_dir, fmt, p50_p95, server_rss_mb, throughput,
-                    timed, timed_index, write_json)
+from common import (MUSIQUE, WIKI, Query, Say, Steps, add_one_ms, catalogue_size, default_datasets_dir, drop, emptied,
+                    fmt, p50_p95, parser, say, server_rss_mb, table, throughput, timed, timed_index, write_json)
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.config import ConnectionSettings
@@ -46,35 +47,28 @@ from hippo_neo4j.graph import projection
 from hippo_neo4j.graph.indexing import PhraseNormaliser
 from hippo_neo4j.models import IndexReport, PassageIn
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
-from hippo_neo4j.retrieve.hipporag2 import passage_seeds as hipporag2_seeds
 from hippo_neo4j.retrieve.hipporag2 import mass_floor, ppr2_parameters
+from hippo_neo4j.retrieve.hipporag2 import passage_seeds as hipporag2_seeds
 from hippo_neo4j.text import normalize_phrase
 
 ADD_ONE_SIZES: tuple[int, ...] = (1000, 3000, 6000)
-LATENCY_BLOCK = 10  # queries timed on one path before switching to the other
+GRAPH_MODES = ("hipporag1", "hipporag2", "entity-ppr")
 
 
-def measure_latency(
-    memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10, warmup: int = 3, block: int = LATENCY_BLOCK
-) -> dict[str, Any]:
+def measure_latency(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10, warmup: int = 3, block: int = 10
+                    ) -> dict[str, Any]:
     """p50/p95 of the Neo4j path and p50 of the in-process path, per mode, on the same queries; the two paths
     take turns in blocks of ``block`` queries, so that a change in the machine's load weighs on both alike
     (one query each in turn would make each path evict the other's caches before every query)."""
-    inproc = InProcess.load(memory)
-    cfg = memory.config
+    inproc, cfg = InProcess.load(memory), memory.config
     runs: dict[str, tuple[Callable[[Query], Any], Callable[[Query], Any]]] = {
-        "entity-ppr": (
-            lambda q: memory.query(q.text, mode="entity-ppr", top_k=top_k, entities=q.entities),
-            lambda q: inproc.entity_ppr(q.text, q.entities, cfg, top_k),
-        ),
-        "hipporag2": (
-            lambda q: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False),
-            lambda q: inproc.hipporag2(q.text, cfg, top_k),
-        ),
-        "hipporag1": (
-            lambda q: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities),
-            lambda q: inproc.hipporag1(q.entities, cfg.damping, top_k, cfg.ppr_tolerance, cfg.ppr_max_iterations),
-        ),
+        "entity-ppr": (lambda q: memory.query(q.text, mode="entity-ppr", top_k=top_k, entities=q.entities),
+                       lambda q: inproc.entity_ppr(q.text, q.entities, cfg, top_k)),
+        "hipporag2": (lambda q: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False),
+                      lambda q: inproc.hipporag2(q.text, cfg, top_k)),
+        "hipporag1": (lambda q: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities),
+                      lambda q: inproc.hipporag1(q.entities, cfg.damping, top_k, cfg.ppr_tolerance,
+                                                 cfg.ppr_max_iterations)),
         "dense": (lambda q: memory.query(q.text, mode="dense", top_k=top_k), lambda q: inproc.dense(q.text, top_k)),
         "bm25": (lambda q: memory.query(q.text, mode="bm25", top_k=top_k), lambda q: inproc.bm25(q.text, top_k)),
     }
@@ -94,26 +88,22 @@ def measure_latency(
 
 def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
     """Median milliseconds of each step of a hipporag1 query through Neo4j."""
-    steps: dict[str, list[float]] = {k: [] for k in ("encode", "link", "projection_check", "ppr", "ppr_and_aggregate", "total")}
+    steps = Steps("encode", "link", "projection_check", "ppr", "ppr_and_aggregate", "total")
     for q in queries:
         names = [normalize_phrase(e) for e in dict.fromkeys(q.entities) if normalize_phrase(e)]
         if not names:
             continue
-        steps["encode"].append(timed(lambda: memory.encoder.encode(names)))
-        linked: list[Any] = []
-        steps["link"].append(timed(lambda: linked.extend(memory.link_entities(q.entities))))
-        seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
+        steps("encode", lambda: memory.encoder.encode(names))
+        seeds = {link.phrase: link.weight for link in steps("link", lambda: memory.link_entities(q.entities))
+                 if link.weight > 0}
         if not seeds:
             continue
-        graph: list[Any] = []
-        steps["projection_check"].append(
-            timed(lambda: graph.append(projection.ensure(memory.driver, memory.database, memory.namespace)))
-        )
-        params = ppr_parameters(memory.config, seeds, top_k) | {"graph": graph[0].name, "graphVersion": graph[0].version}
-        steps["ppr"].append(timed(lambda: memory.store.run("bench_ppr_only", **params)))
-        steps["ppr_and_aggregate"].append(timed(lambda: memory.store.run("ppr_passages", **params)))
-        steps["total"].append(timed(lambda: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities)))
-    result = {k: percentile(v, 50) for k, v in steps.items()}
+        graph = steps("projection_check", lambda: projection.ensure(memory.driver, memory.database, memory.namespace))
+        params = ppr_parameters(memory.config, seeds, top_k) | {"graph": graph.name, "graphVersion": graph.version}
+        steps("ppr", lambda: memory.store.run("bench_ppr_only", **params))
+        steps("ppr_and_aggregate", lambda: memory.store.run("ppr_passages", **params))
+        steps("total", lambda: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities))
+    result = steps.medians()
     if result["link"] is not None and result["encode"] is not None:
         result["link_without_encode"] = result["link"] - result["encode"]
     if result["ppr_and_aggregate"] is not None and result["ppr"] is not None:
@@ -123,42 +113,31 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
 
 def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
     """Median milliseconds of each step of a hipporag2 query through Neo4j (no recognition filter)."""
-    steps: dict[str, list[float]] = {
-        k: [] for k in ("encode", "facts", "dense_top_n", "projection_check", "passage_seeds", "pagerank", "ppr_passages", "total")
-    }
-    cfg = memory.config
-    retriever = memory.retriever("hipporag2")
+    steps = Steps("encode", "facts", "dense_top_n", "projection_check", "passage_seeds", "pagerank", "ppr_passages",
+                  "total")
+    cfg, retriever = memory.config, memory.retriever("hipporag2")
     for q in queries:
-        vector: list[Any] = []
-        steps["encode"].append(timed(lambda: vector.append(memory.encoder.encode_queries([q.text])[0])))
-        facts: list[Any] = []
-        steps["facts"].append(timed(lambda: facts.extend(memory.link_facts(vector[0]))))
-        seeds = retriever.fact_seeds(facts, cfg)
+        vector = steps("encode", lambda: memory.encoder.encode_queries([q.text])[0])
+        seeds = retriever.fact_seeds(steps("facts", lambda: memory.link_facts(vector)), cfg)
         if not seeds:
             continue
-        graph: list[Any] = []
-        steps["projection_check"].append(timed(
-            lambda: graph.append(projection.ensure(memory.driver, memory.database, memory.namespace, "passage"))
-        ))
-        given: list[Any] = []
+        graph = steps("projection_check", lambda: projection.ensure(
+            memory.driver, memory.database, memory.namespace, "passage"))
+        given = None
         if cfg.passage_seed_top_n:  # seeds from the top-N dense passages: one more round trip
-            steps["dense_top_n"].append(timed(lambda: given.append(retriever.passage_seed_rows(q.text, vector[0], cfg))))
-        sources: list[Any] = []
+            given = steps("dense_top_n", lambda: retriever.passage_seed_rows(q.text, vector, cfg))
 
-        def passage_seeds() -> None:
-            cosines = memory.retrieval.passage_vectors().cosines(vector[0], graph[0])
-            weights = hipporag2_seeds(cfg, cosines, given[0] if given else None)
-            sources.append({"passageSources": cosines.sources(weights), "massFloor": mass_floor(weights, top_k, cfg.damping)})
+        def passage_seeds() -> dict[str, Any]:
+            cosines = memory.retrieval.passage_vectors().cosines(vector, graph)
+            weights = hipporag2_seeds(cfg, cosines, given)
+            return {"passageSources": cosines.sources(weights), "massFloor": mass_floor(weights, top_k, cfg.damping)}
 
-        steps["passage_seeds"].append(timed(passage_seeds))
-        params = ppr2_parameters(cfg, seeds, top_k) | {"graph": graph[0].name, "graphVersion": graph[0].version} | sources[0]
-        steps["pagerank"].append(timed(lambda: memory.store.run("bench_ppr2_only", **params)))  # the walk alone
-        steps["ppr_passages"].append(timed(lambda: memory.store.run("ppr2_passages", **params)))
-        steps["total"].append(timed(lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False)))
-    return {k: percentile(v, 50) for k, v in steps.items()}
-
-
-# -------------------------------------------------------------------------------------------- indexing
+        sources = steps("passage_seeds", passage_seeds)
+        params = ppr2_parameters(cfg, seeds, top_k) | {"graph": graph.name, "graphVersion": graph.version} | sources
+        steps("pagerank", lambda: memory.store.run("bench_ppr2_only", **params))  # the walk alone
+        steps("ppr_passages", lambda: memory.store.run("ppr2_passages", **params))
+        steps("total", lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False))
+    return steps.medians()
 
 
 def encoder_calls(memory: HippoRAG, passages: Sequence[PassageIn]) -> tuple[list[list[str]], dict[str, int]]:
@@ -168,8 +147,7 @@ def encoder_calls(memory: HippoRAG, passages: Sequence[PassageIn]) -> tuple[list
     batch, and its facts not in an earlier batch (normalised by the indexer's own :class:`PhraseNormaliser`).
     """
     todo = memory.indexer.accept(list(passages), memory.config, IndexReport())
-    size = max(1, memory.config.batch_size)
-    normaliser = PhraseNormaliser()
+    size, normaliser = max(1, memory.config.batch_size), PhraseNormaliser()
     calls: list[list[str]] = []
     seen_phrases: set[str] = set()
     seen_facts: set[str] = set()
@@ -184,47 +162,39 @@ def encoder_calls(memory: HippoRAG, passages: Sequence[PassageIn]) -> tuple[list
         seen_phrases.update(batch.phrases)
         seen_facts.update(batch.facts)
         calls += [[p.full_text for p in ok], phrases, facts]
-        counts["passages"] += len(ok)
-        counts["new_phrases"] += len(phrases)
-        counts["new_facts"] += len(facts)
+        for key, texts in (("passages", ok), ("new_phrases", phrases), ("new_facts", facts)):
+            counts[key] += len(texts)
     return calls, counts
 
 
-def encoder_only_s(memory: HippoRAG, calls: list[list[str]]) -> float:
-    """Seconds the encoder alone takes on ``calls``."""
-    memory.encoder.encode(["warm up"])
-    began = time.perf_counter()
-    for texts in calls:
-        memory.encoder.encode(texts)
-    return time.perf_counter() - began
-
-
-def index_against_encoder(memory: HippoRAG, passages: Sequence[PassageIn], say: Say) -> tuple[IndexReport, dict[str, Any]]:
+def index_against_encoder(memory: HippoRAG, passages: Sequence[PassageIn], say: Say) -> tuple[IndexReport, dict]:
     """Index ``passages`` (into an empty namespace) and time the encoder alone on the same texts, once before
     and once after (the mean is the figure: it brackets the load of a shared machine)."""
     calls, counts = encoder_calls(memory, passages)
-    before = encoder_only_s(memory, calls)
+
+    def encoder_only_s() -> float:
+        memory.encoder.encode(["warm up"])
+        began = time.perf_counter()
+        for texts in calls:
+            memory.encoder.encode(texts)
+        return time.perf_counter() - began
+
+    before = encoder_only_s()
     say(f"the encoder alone on the texts indexing embeds: {before:.1f} s")
     report, index_s = timed_index(memory, passages)
     indexed = {"passages": report.indexed, "new_phrases": report.new_phrases, "new_facts": report.new_facts}
     if counts != indexed:
         raise RuntimeError(f"encoder-only texts {counts} are not what indexing embedded {indexed}")
-    after = encoder_only_s(memory, calls)
+    after = encoder_only_s()
     alone = (before + after) / 2
     say(f"indexed in {index_s:.1f} s (extraction excluded); the encoder alone again: {after:.1f} s; "
         f"ratio {index_s / alone:.2f}")
-    return report, {
-        "index_s": index_s, "encoder_only_s": alone, "encoder_only_runs_s": [before, after],
-        "encoder_ratio": index_s / alone if alone else None, "encoded": counts,
-    }
+    return report, {"index_s": index_s, "encoder_only_s": alone, "encoder_only_runs_s": [before, after],
+                    "encoder_ratio": index_s / alone if alone else None, "encoded": counts}
 
 
-GRAPH_MODES = ("hipporag1", "hipporag2", "entity-ppr")
-
-
-def after_write_ms(
-    memory: HippoRAG, candidates: Sequence[PassageIn], queries: Sequence[Query], *, rounds: int = 5, top_k: int = 10
-) -> dict[str, Any]:
+def after_write_ms(memory: HippoRAG, candidates: Sequence[PassageIn], queries: Sequence[Query], *, rounds: int = 5,
+                   top_k: int = 10) -> dict[str, Any]:
     """What a write costs the next graph query: per round, index one new passage, then time the first query of
     each graph mode on a question (the newest complete projection, refreshed in the background), the same
     query with ``fresh=True`` after the next write (it waits for the current projection), and a steady query;
@@ -232,7 +202,7 @@ def after_write_ms(
     def ask(mode: str, q: Query, fresh: bool = False) -> Any:
         return memory.query(q.text, mode=mode, top_k=top_k, entities=q.entities, filter=False, fresh=fresh)
 
-    samples: dict[str, dict[str, list[float]]] = {m: {"first": [], "fresh": [], "steady": [], "behind": []} for m in GRAPH_MODES}
+    samples = {m: {"first": [], "fresh": [], "steady": [], "behind": []} for m in GRAPH_MODES}
     for mode in GRAPH_MODES:
         ask(mode, queries[0], fresh=True)  # every kind projected once before the rounds
     for i, p in enumerate(candidates[:rounds]):
@@ -248,55 +218,67 @@ def after_write_ms(
         for mode in GRAPH_MODES:
             samples[mode]["fresh"].append(timed(lambda mode=mode: ask(mode, q, fresh=True)))
             samples[mode]["steady"].append(timed(lambda mode=mode: ask(mode, q)))
-    return {m: {k: statistics.median(v) for k, v in by.items()} | {"first_samples": by["first"]} for m, by in samples.items()}
-
-
-def _fresh(memory: HippoRAG, say: Say) -> None:
-    if memory.stats()["passages"] or memory.stats()["phrases"]:
-        say(f"dropping the previous benchmark namespace {memory.namespace!r}")
-        memory.drop_namespace()
+    return {m: {k: statistics.median(v) for k, v in by.items()} | {"first_samples": by["first"]}
+            for m, by in samples.items()}
 
 
 def projection_mb(memory: HippoRAG, kind: str = "phrase") -> dict[str, Any]:
-    graph = projection.ensure(memory.driver, memory.database, memory.namespace, kind)
-    rec = memory.store.run("projection_size", graph=graph.name)[0]
-    return {
-        "mb": rec["sizeInBytes"] / 2**20 if rec["sizeInBytes"] and rec["sizeInBytes"] > 0 else None,
-        "memory_usage": rec["memoryUsage"],
-        "nodes": rec["nodeCount"],
-        "relationships": rec["relationshipCount"],
-    }
+    size = catalogue_size(memory, projection.ensure(memory.driver, memory.database, memory.namespace, kind).name)
+    return {"mb": size.pop("size_mb"), **size}
 
 
-def _wiki_queries(passages: Sequence[PassageIn], extractor: Any, n: int, seed: int = 0) -> list[Query]:
-    """2Wiki has no questions here: the first sentence of ``n`` passages sampled with a fixed seed."""
-    rng = random.Random(seed)
-    picked = rng.sample(list(passages), min(n, len(passages)))
-    out = []
-    for p in picked:
+def index_musique(memory: HippoRAG, datasets: Path, extractor: Any, queries: int, result: dict[str, Any]
+                  ) -> tuple[list[Query], list[PassageIn]]:
+    """musique_train indexed with the OpenIE file's extraction, against the encoder alone; its questions."""
+    dataset = load_dataset(datasets / MUSIQUE)
+    say(f"indexing {MUSIQUE}: {len(dataset.passages)} passages with the OpenIE file's extraction")
+    report, versus = index_against_encoder(memory, dataset.passages, say)
+    result["index"][MUSIQUE] = throughput(report, versus["index_s"]) | versus
+    qs = [Query(q.question, list(extractor.query_entities(q.question))) for q in dataset.questions[:queries]]
+    return qs, dataset.passages
+
+
+def index_wiki(memory: HippoRAG, datasets: Path, extractor: Any, queries: int, result: dict[str, Any]
+               ) -> tuple[list[Query], list[PassageIn]]:
+    """2Wiki's corpus with offline extraction, indexed up to each of ADD_ONE_SIZES passages (adding one passage
+    timed there), then the rest. 2Wiki has no questions here: the first sentence of passages sampled with a
+    fixed seed stands for one."""
+    corpus = [p for p in load_corpus(datasets / WIKI / "corpus.json") if p.text.strip()]
+    corpus = list({p.passage_id: p for p in corpus}.values())
+    say(f"offline extraction of {len(corpus)} {WIKI} passages (cached after the first run)")
+    began = time.perf_counter()
+    extracted = extractor.extract(corpus)
+    extract_s = time.perf_counter() - began
+    corpus = [p.model_copy(update={"extraction": e}) for p, e in zip(corpus, extracted) if e is not None]
+    total, total_s, size = IndexReport(), 0.0, 0
+    spare = corpus[max(ADD_ONE_SIZES):]  # passages beyond the largest size serve as the "one new passage"
+    for target in ADD_ONE_SIZES:
+        if target > len(corpus) - len(spare):
+            break
+        say(f"indexing {WIKI} up to {target} passages")
+        part, seconds = timed_index(memory, corpus[size:target])
+        total.merge(part)
+        total_s, size = total_s + seconds, target
+        timing = add_one_ms(memory, spare)
+        result["add_one_ms"][str(target)] = timing["median"]
+        result["add_one_samples_ms"][str(target)] = timing["samples"]
+        say(f"add one passage at {target}: {timing['median']:.0f} ms (median of {len(timing['samples'])})")
+    part, seconds = timed_index(memory, corpus[size:])
+    total.merge(part)
+    result["index"][WIKI] = throughput(total, total_s + seconds) | {"extract_s": extract_s}
+    rng = random.Random(0)
+    qs = []
+    for p in rng.sample(list(corpus), min(queries, len(corpus))):
         sentence = re.split(r"(?<=[.!?])\s+", p.text.strip(), maxsplit=1)[0][:300]
-        out.append(Query(sentence, list(extractor.query_entities(sentence))))
-    return out
+        qs.append(Query(sentence, list(extractor.query_entities(sentence))))
+    return qs, corpus
 
 
-# ------------------------------------------------------------------------------------------------- run
-
-
-def run(
-    connection: ConnectionSettings,
-    datasets: Path,
-    *,
-    queries: int = 100,
-    only: str = "all",
-    keep: bool = False,
-    sizes: Sequence[int] = ADD_ONE_SIZES,
-    say: Say = lambda m: None,
-) -> dict[str, Any]:
-    """Every benchmark of issue 5, in namespaces ``bench-<dataset>`` (rebuilt from scratch, dropped after
-    unless ``keep``)."""
+def run(connection: ConnectionSettings, datasets: Path, *, queries: int = 100, only: str = "all") -> dict[str, Any]:
+    """Every benchmark of issue 5, in namespaces ``bench-<dataset>`` (rebuilt from scratch, dropped after)."""
     extractor = make_extractor("offline")
     result: dict[str, Any] = {
-        "latency_ms": {}, "index": {}, "add_one_ms": {str(s): None for s in sizes},
+        "latency_ms": {}, "index": {}, "add_one_ms": {str(s): None for s in ADD_ONE_SIZES},
         "server_rss_mb": None, "projection_mb": None,
         "profile_ms": {}, "graph": {}, "projections": {}, "add_one_samples_ms": {},
         "meta": {"queries": queries, "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M")},
@@ -304,136 +286,80 @@ def run(
     driver = connect(connection)
     made: list[HippoRAG] = []
     try:
-        if only in ("all", "musique"):
-            memory = HippoRAG(connection, namespace=f"bench-{MUSIQUE}", driver=driver, extractor=extractor)
-            made.append(memory)
-            dataset = load_dataset(datasets / MUSIQUE)
-            _fresh(memory, say)
-            say(f"indexing {MUSIQUE}: {len(dataset.passages)} passages with the OpenIE file's extraction")
-            report, versus = index_against_encoder(memory, dataset.passages, say)
-            result["index"][MUSIQUE] = throughput(report, versus["index_s"]) | versus
-            qs = [Query(q.question, list(extractor.query_entities(q.question))) for q in dataset.questions[:queries]]
-            say(f"latency on {MUSIQUE} ({len(qs)} queries per mode)")
-            result["latency_ms"][MUSIQUE] = measure_latency(memory, qs)
-            say(f"the first graph query after a write on {MUSIQUE}")
-            copies = [p.model_copy(update={"id": f"bench-write-{i}", "text": f"{p.text} (revised)"})
-                      for i, p in enumerate(dataset.passages[:5])]
-            result["after_write_ms"] = {MUSIQUE: after_write_ms(memory, copies, qs)}
-            result["profile_ms"][MUSIQUE] = profile_hipporag1(memory, qs)
-            result["profile_hipporag2_ms"] = {MUSIQUE: profile_hipporag2(memory, qs)}
-            result["graph"][MUSIQUE] = memory.stats()
-            result["projections"][MUSIQUE] = projection_mb(memory)
-            result["projections"][f"{MUSIQUE} with passages"] = projection_mb(memory, "passage")
-
-        if only in ("all", "2wiki"):
-            memory = HippoRAG(connection, namespace=f"bench-{WIKI}", driver=driver, extractor=extractor)
-            made.append(memory)
-            corpus = [p for p in load_corpus(datasets / WIKI / "corpus.json") if p.text.strip()]
-            corpus = list({p.passage_id: p for p in corpus}.values())
-            say(f"offline extraction of {len(corpus)} {WIKI} passages (cached after the first run)")
-            began = time.perf_counter()
-            extracted = extractor.extract(corpus)
-            extract_s = time.perf_counter() - began
-            corpus = [p.model_copy(update={"extraction": e}) for p, e in zip(corpus, extracted) if e is not None]
-            _fresh(memory, say)
-            total = IndexReport()
-            total_s = 0.0
-            size = 0
-            spare = corpus[max(sizes):]  # passages beyond the largest size serve as the "one new passage"
-            for target in sizes:
-                if target > len(corpus) - len(spare):
-                    break
-                say(f"indexing {WIKI} up to {target} passages")
-                part, seconds = timed_index(memory, corpus[size:target])
-                total.merge(part)
-                total_s += seconds
-                size = target
-                timing = add_one_ms(memory, spare)
-                result["add_one_ms"][str(target)] = timing["median"]
-                result["add_one_samples_ms"][str(target)] = timing["samples"]
-                say(f"add one passage at {target}: {timing['median']:.0f} ms (median of {len(timing['samples'])})")
-            part, seconds = timed_index(memory, corpus[size:])
-            total.merge(part)
-            result["index"][WIKI] = throughput(total, total_s + seconds) | {"extract_s": extract_s}
-            qs = _wiki_queries(corpus, extractor, queries)
-            say(f"latency on {WIKI} ({len(qs)} queries per mode)")
-            result["latency_ms"][WIKI] = measure_latency(memory, qs)
-            result["profile_ms"][WIKI] = profile_hipporag1(memory, qs)
-            result["graph"][WIKI] = memory.stats()
-            result["projections"][WIKI] = projection_mb(memory)
-            result["projections"][f"{WIKI} with passages"] = projection_mb(memory, "passage")
-
+        for name, short, index in ((MUSIQUE, "musique", index_musique), (WIKI, "2wiki", index_wiki)):
+            if only not in ("all", short):
+                continue
+            memory = HippoRAG(connection, namespace=f"bench-{name}", driver=driver, extractor=extractor)
+            made.append(emptied(memory, say))
+            qs, passages = index(memory, datasets, extractor, queries, result)
+            say(f"latency on {name} ({len(qs)} queries per mode)")
+            result["latency_ms"][name] = measure_latency(memory, qs)
+            if name == MUSIQUE:
+                say(f"the first graph query after a write on {MUSIQUE}")
+                copies = [p.model_copy(update={"id": f"bench-write-{i}", "text": f"{p.text} (revised)"})
+                          for i, p in enumerate(passages[:5])]
+                result["after_write_ms"] = {MUSIQUE: after_write_ms(memory, copies, qs)}
+            result["profile_ms"][name] = profile_hipporag1(memory, qs)
+            if name == MUSIQUE:
+                result["profile_hipporag2_ms"] = {MUSIQUE: profile_hipporag2(memory, qs)}
+            result["graph"][name] = memory.stats()
+            result["projections"][name] = projection_mb(memory)
+            result["projections"][f"{name} with passages"] = projection_mb(memory, "passage")
         result["server_rss_mb"] = server_rss_mb(connection)
         sizes_mb = [p["mb"] for p in result["projections"].values() if p.get("mb") is not None]
         result["projection_mb"] = max(sizes_mb) if sizes_mb else None
     finally:
-        if not keep:
-            for memory in made:
-                memory.drop_namespace()
+        for memory in made:
+            drop(memory, result, say)
         driver.close()
     return result
 
 
-# ---------------------------------------------------------------------------------------------- printing
-
-
 def bench_table(result: dict[str, Any]) -> str:
     """The benchmark figures as markdown tables."""
-    lines = ["| dataset | mode | p50 ms | p95 ms | in-process p50 ms | ratio |", "|---|---|---:|---:|---:|---:|"]
-    for dataset, modes in result.get("latency_ms", {}).items():
-        for mode, v in modes.items():
-            ratio = v["p50"] / v["inprocess_p50"] if v.get("p50") and v.get("inprocess_p50") else None
-            lines.append(f"| {dataset} | {mode} | {fmt(v['p50'])} | {fmt(v['p95'])} | {fmt(v['inprocess_p50'])} | {fmt(ratio)}× |")
-    lines += ["", ("| dataset | passages | passages/s | embed s | write s | synonym s | (extract s) "
-                   "| index s | encoder-only s | index / encoder-only |"),
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for dataset, v in result.get("index", {}).items():
-        lines.append(
-            f"| {dataset} | {v.get('passages', '-')} | {fmt(v['passages_per_s'])} | {fmt(v['embed_s'])} | "
-            f"{fmt(v['write_s'])} | {fmt(v['synonym_s'])} | {fmt(v.get('extract_s'))} | "
-            f"{fmt(v.get('index_s'))} | {fmt(v.get('encoder_only_s'))} | {fmt(v.get('encoder_ratio'), 2)}× |"
-        )
+    def ratio(a: float | None, b: float | None) -> str:
+        return fmt(a / b if a and b else None) + "×"
+
+    lines = table(["dataset", "mode", "p50 ms", "p95 ms", "in-process p50 ms", "ratio"], left=2, rows=(
+        [dataset, mode, v["p50"], v["p95"], v["inprocess_p50"], ratio(v.get("p50"), v.get("inprocess_p50"))]
+        for dataset, modes in result.get("latency_ms", {}).items() for mode, v in modes.items()))
+    lines += [""] + table(["dataset", "passages", "passages/s", "embed s", "write s", "synonym s", "(extract s)",
+                           "index s", "encoder-only s", "index / encoder-only"], rows=(
+        [dataset, str(v.get("passages", "-")), v["passages_per_s"], v["embed_s"], v["write_s"], v["synonym_s"],
+         v.get("extract_s"), v.get("index_s"), v.get("encoder_only_s"), fmt(v.get("encoder_ratio"), 2) + "×"]
+        for dataset, v in result.get("index", {}).items()))
     for dataset, modes in (result.get("after_write_ms") or {}).items():
-        lines += ["", f"| {dataset}: after indexing one passage | first query ms | writes not seen | waiting for the "
-                  "current graph (fresh) ms | steady ms |", "|---|---:|---:|---:|---:|"]
-        for mode, v in modes.items():
-            lines.append(f"| {mode} | {fmt(v['first'])} | {fmt(v['behind'])} | {fmt(v['fresh'])} | {fmt(v['steady'])} |")
+        lines += [""] + table([f"{dataset}: after indexing one passage", "first query ms", "writes not seen",
+                               "waiting for the current graph (fresh) ms", "steady ms"],
+                              ([mode, v["first"], v["behind"], v["fresh"], v["steady"]] for mode, v in modes.items()))
     add = result.get("add_one_ms", {})
-    lines += ["", "| add one passage at | " + " | ".join(add) + " |", "|---|" + "---:|" * len(add),
-              "| ms (median) | " + " | ".join(fmt(v, 0) for v in add.values()) + " |"]
+    lines += [""] + table(["add one passage at", *add], [["ms (median)", *(fmt(v, 0) for v in add.values())]])
     lines += ["", f"server RSS: {fmt(result.get('server_rss_mb'), 0)} MB; largest GDS projection: "
               f"{fmt(result.get('projection_mb'), 2)} MB"]
-    for dataset, prof in result.get("profile_ms", {}).items():
-        lines.append(f"hipporag1 step medians on {dataset} (ms): " + ", ".join(f"{k} {fmt(v)}" for k, v in prof.items()))
-    for dataset, prof in (result.get("profile_hipporag2_ms") or {}).items():
-        lines.append(f"hipporag2 step medians on {dataset} (ms): " + ", ".join(f"{k} {fmt(v)}" for k, v in prof.items()))
+    for key, mode in (("profile_ms", "hipporag1"), ("profile_hipporag2_ms", "hipporag2")):
+        lines += [f"{mode} step medians on {dataset} (ms): " + ", ".join(f"{k} {fmt(v)}" for k, v in prof.items())
+                  for dataset, prof in (result.get(key) or {}).items()]
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", dest="json_out", default="bench/out/bench.json", help="write the figures here")
-    parser.add_argument("--datasets", default=None, help="folder holding musique_train/ and 2wikimultihopqa/")
-    parser.add_argument("--queries", type=int, default=100, help="queries per dataset and mode")
-    parser.add_argument("--only", choices=["all", "musique", "2wiki"], default="all")
-    parser.add_argument("--keep", action="store_true", help="keep the bench-* namespaces afterwards")
-    parser.add_argument(
-        "--scale", metavar="SIZES", default=None,
-        help="run the scale curve instead (bench/scale.py) on synthetic corpora of these passage counts, e.g. "
-             "2000,10000,50000; it writes bench/out/scale.json (--scale-json), and takes --queries, --keep and its "
-             "own --builds, --rounds, --seed, --no-native",
-    )
-    args, rest = parser.parse_known_args(argv)
+    p = parser(__doc__)
+    p.add_argument("--json", dest="json_out", default="bench/out/bench.json", help="write the figures here")
+    p.add_argument("--queries", type=int, default=100, help="queries per dataset and mode")
+    p.add_argument("--only", choices=["all", "musique", "2wiki"], default="all")
+    p.add_argument("--scale", metavar="SIZES", default=None,
+                   help="run the scale curve instead (bench/scale.py) on synthetic corpora of these passage counts, "
+                        "e.g. 2000,10000,50000; it writes bench/out/scale.json (--scale-json), and takes --queries "
+                        "and its own --builds, --rounds, --seed, --no-native, --keep, --index-budget, --append")
+    args, rest = p.parse_known_args(argv)
     if args.scale:
         import scale  # bench/scale.py, beside this file (it imports nothing of this one)
 
         scale.main(argv)
         return
     if rest:
-        parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    root = Path(args.datasets) if args.datasets else default_datasets_dir()
-    say = lambda m: print(m, flush=True)  # noqa: E731
-    result = run(ConnectionSettings.from_env(), root, queries=args.queries, only=args.only, keep=args.keep, say=say)
+        p.error(f"unrecognized arguments: {' '.join(rest)}")
+    result = run(ConnectionSettings.from_env(), default_datasets_dir(), queries=args.queries, only=args.only)
     print(bench_table(result) + f"\n\nwrote {write_json(args.json_out, result)}")
 
 

@@ -11,12 +11,12 @@ distribution), and τ = μ + z·σ with z = (0.8 − μ_MiniLM) / σ_MiniLM. Not
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from pathlib import Path
 
 import numpy as np
+from common import MUSIQUE, default_datasets_dir, parser, table, write_json
 
 from hippo_neo4j.encode import KNOWN_MODELS, load_encoder
 from hippo_neo4j.text import normalize_phrase
@@ -41,26 +41,23 @@ def null_stats(vectors: np.ndarray, pairs: int = 200_000, seed: int = 0) -> tupl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--openie", default="../shared/datasets/musique_train/openie_gpt-3.5-turbo-1106.json")
-    parser.add_argument("--phrases", type=int, default=4000)
-    parser.add_argument("--json", dest="json_out", default="bench/out/synonym_calibration.json")
-    args = parser.parse_args()
+    p = parser(__doc__)
+    p.add_argument("--openie", default=str(default_datasets_dir() / MUSIQUE / "openie_gpt-3.5-turbo-1106.json"))
+    p.add_argument("--phrases", type=int, default=4000)
+    p.add_argument("--json", dest="json_out", default="bench/out/synonym_calibration.json")
+    args = p.parse_args()
     sample = phrases(Path(args.openie), args.phrases)
     stats = {}
     for name in KNOWN_MODELS:
-        vectors = load_encoder(name).encode(sample)
-        stats[name] = null_stats(np.nan_to_num(vectors))
+        stats[name] = null_stats(np.nan_to_num(load_encoder(name).encode(sample)))
         print(f"{name}: null cosine mean {stats[name][0]:.4f}, sd {stats[name][1]:.4f}", flush=True)
     mu, sd = stats[REFERENCE]
     z = (REFERENCE_TAU - mu) / sd
     rows = {name: {"mean": m, "sd": s, "tau": m + z * s} for name, (m, s) in stats.items()}
-    print(f"\nz = (0.8 - mean) / sd of {REFERENCE} = {z:.2f}\n\n| encoder | null mean | null sd | τ at z |\n|---|---:|---:|---:|")
-    for name, row in rows.items():
-        print(f"| {name} | {row['mean']:.4f} | {row['sd']:.4f} | {row['tau']:.3f} |")
-    out = Path(args.json_out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"z": z, "phrases": len(sample), "encoders": rows}, indent=2) + "\n", encoding="utf-8")
+    print(f"\nz = (0.8 - mean) / sd of {REFERENCE} = {z:.2f}\n")
+    print("\n".join(table(["encoder", "null mean", "null sd", "τ at z"], (
+        [name, f"{r['mean']:.4f}", f"{r['sd']:.4f}", f"{r['tau']:.3f}"] for name, r in rows.items()))))
+    write_json(args.json_out, {"z": z, "phrases": len(sample), "encoders": rows})
 
 
 if __name__ == "__main__":
