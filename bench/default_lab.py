@@ -115,6 +115,11 @@ def load(out: Path) -> dict[str, list[dict]]:
             q = {"walks": walks, "P": z["P"][i], "cos": z["cos"][i], "gold": gold[i], "links": links[i]}
             q["E"] = entity_walk(q, [x["entities"] / x["passages"] for x in links[i]])
             qs.append(q)
+        graph = path.with_name(path.stem + ".graph.npz")
+        if graph.exists():  # for walks the variants run themselves (from the passages placed first)
+            t, n = sp.load_npz(graph).tocsr(), int(z["phrases"])
+            for q in qs:
+                q["graph"], q["phrases"] = t, n
         sets[path.stem] = qs
     return sets
 
@@ -185,6 +190,24 @@ def with_relevance(q: dict) -> np.ndarray:
     return q["P"] if e.sum() == 0 else 0.5 * e + 0.5 * q["P"]
 
 
+def hop_walk(q: dict, passages: list[int]) -> np.ndarray:
+    """The walk from these passages alone (equal seeds), passages only: where their entities lead."""
+    from hippo_neo4j.evaluation.reference import walk
+
+    n, m = q["phrases"], len(q["P"])
+    reset = np.zeros(n + m)
+    reset[[n + i for i in passages]] = 1.0 / len(passages)
+    return walk(q["graph"], reset, 0.5, 1e-12, 200)[n:]
+
+
+def continued(q: dict, a: int, b: int, weight: float) -> list[int]:
+    """Agreement first; then the walk with ``weight`` of its reset moved to the passages placed first."""
+    first = agreed(q, a, b)
+    if not first:
+        return top(mix(q, 0.5))
+    return merged(first, top((1 - weight) * mix(q, 0.5) + weight * hop_walk(q, first)))
+
+
 def interleave(*lists: list[int]) -> list[int]:
     return merged(*zip(*lists))
 
@@ -215,18 +238,64 @@ V("dense top 2 confirmed by the walk (not the entity walk) top 10")(
 for _a in (1, 2, 3, 4, 5):
     for _b in (5, 10, 20, 50):
         V(f"agreement: dense top {_a} in the entity walk's top {_b}, then the walk"
-          + (" (entity-ppr)" if (_a, _b) == (3, 10) else ""))(lambda q, a=_a, b=_b: merged(agreed(q, a, b), top(mix(q, 0.5))))
+          + (" (entity-ppr before)" if (_a, _b) == (3, 10) else ""))(lambda q, a=_a, b=_b: merged(agreed(q, a, b), top(mix(q, 0.5))))
 for _a, _b in ((2, 10), (3, 10), (3, 20)):
     V(f"agreement {_a}/{_b}, then the relevance-weighted walk" + (" (entity-ppr-relevance)" if (_a, _b) == (3, 10) else ""))(
         lambda q, a=_a, b=_b: merged(agreed(q, a, b), top(with_relevance(q))))
+for _w in (0.25, 0.5, 1.0):
+    V(f"agreement 3/10, then the walk with {_w} of its reset on the passages placed")(
+        lambda q, w=_w: continued(q, 3, 10, w))
+V("agreement 3/10, dense top 1 also first when the entity walk does not reach it")(lambda q: merged(
+    agreed(q, 3, 10) if q["E"][top(q["cos"], 1)[0]] > 0 or q["E"].sum() == 0 else top(q["cos"], 1) + agreed(q, 3, 10),
+    top(mix(q, 0.5))))
+
+for _a in (1, 2, 3):
+    V(f"rank product dense x entity walk, its top {_a}, then the walk")(lambda q, a=_a: merged(
+        top(-(ranks(q["cos"]) * ranks(walk_top(q)) + 1e-6 * ranks(mix(q, 0.5))), a), top(mix(q, 0.5))))
+V("agreement 3/10 both ways (then the entity walk's top 3 that dense ranks in its top 10), then the walk (entity-ppr)")(
+    lambda q: merged(agreed(q, 3, 10), [i for i in top(walk_top(q), 3) if i in top(q["cos"], 10) and q["E"][i] > 0],
+                     top(mix(q, 0.5))))
+
+V("agreement 3/10, each of dense's top 3 also first when the entity walk does not reach it")(lambda q: merged(
+    [i for i in top(q["cos"], 3) if i in agreed(q, 3, 10) or (q["E"][i] == 0 and q["E"].sum() > 0)], top(mix(q, 0.5))))
+
+for _lam in (0.6, 0.7, 0.8, 0.9, 1.0):
+    V(f"agreement 3/10, then the walk with entity share {_lam}")(lambda q, lam=_lam: merged(
+        agreed(q, 3, 10), top(mix(q, lam) + 1e-12 * q["P"])))
+V("agreement 3/10, then reciprocal rank fusion (k 60) of the walk and the entity walk")(lambda q: merged(
+    agreed(q, 3, 10), top(1 / (60 + ranks(mix(q, 0.5))) + 1 / (60 + ranks(walk_top(q))))))
 
 
-def run(out: Path) -> None:
+
+def seeded_by_first(q: dict, a: int, b: int, lam: float) -> list[int]:
+    """Agreement first; then a walk whose passage seeds are the passages placed (``lam`` on the entities)."""
+    first = agreed(q, a, b)
+    if not first or q["E"].sum() == 0:
+        return merged(first, top(mix(q, 0.5)))
+    return merged(first, top(lam * q["E"] + (1 - lam) * hop_walk(q, first) + 1e-12 * q["P"]))
+
+
+for _lam in (0.5, 0.25):
+    V(f"agreement 3/10, then a walk from the entities ({_lam}) and the passages placed")(
+        lambda q, lam=_lam: seeded_by_first(q, 3, 10, lam))
+V("agreement 3/10, then a walk from the entities, the passages placed and the passages like the query (1/3 each)")(
+    lambda q: merged(agreed(q, 3, 10), top((q["E"] + q["P"] + hop_walk(q, agreed(q, 3, 10))) / 3 if agreed(q, 3, 10)
+                                            and q["E"].sum() > 0 else mix(q, 0.5))))
+
+V("agreement 3/10, each of dense's top 3 also first when the entity walk gives it no more mass than its "
+  "tolerance 1e-8")(
+    lambda q: merged([i for i in top(q["cos"], 3) if i in agreed(q, 3, 10) or (q["E"][i] <= 1e-8 and q["E"].sum() > 0)],
+                     top(mix(q, 0.5))))
+
+
+def run(out: Path, only: str = "") -> None:
     sets = load(out)
     names = list(sets)
     print("| variant | " + " | ".join(names) + " | mean R@5 |")
     print("|---|" + "---|" * (len(names) + 1))
     for name, f in VARIANTS.items():
+        if only not in name:
+            continue
         cells, r5 = [], []
         for s in names:
             row = scores([f(q) for q in sets[s]], sets[s])
@@ -241,12 +310,13 @@ def main() -> None:
     e = sub.add_parser("export")
     e.add_argument("dataset")
     e.add_argument("--no-openie", action="store_true")
-    sub.add_parser("variants")
+    v = sub.add_parser("variants")
+    v.add_argument("--only", default="", help="only the variants whose name holds this text")
     args = parser.parse_args()
     if args.cmd == "export":
         print(export(args.dataset, args.no_openie))
     else:
-        run(OUT)
+        run(OUT, args.only)
 
 
 if __name__ == "__main__":

@@ -196,11 +196,12 @@ class HippoConfig(BaseModel):
                           "(1/|P_i| x the mean of its passages' positive cosine z-scores)"
     )
     agreement_dense: int = Field(
-        3, ge=0, description="entity-ppr: dense's top passages (by cosine) that go first when the entity walk confirms "
-                             "them; 0: the walk's order alone"
+        3, ge=0, description="entity-ppr: how many of dense's top passages (by cosine), and then of the entity walk's "
+                             "(by mass), go first when the other signal confirms them; 0: the walk's order alone"
     )
     agreement_walk: int = Field(
-        10, ge=1, description="entity-ppr: how many of the entity walk's top passages confirm a dense passage"
+        10, ge=1, description="entity-ppr: how deep in the other signal's ranking (the entity walk's for a dense "
+                              "passage, dense's for an entity-walk passage) a passage confirms"
     )
     # hybrid
     hybrid_lambda: float = Field(0.5, ge=0, le=1, description="weight of the hipporag1 score in the fusion")

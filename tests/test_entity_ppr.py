@@ -203,23 +203,31 @@ def test_the_papers_path_finding_case_offline(memory_factory):
     assert gold <= {titles[p.id] for p in top.passages}, [titles[p.id] for p in top.passages]
 
 
-def test_dense_passages_the_entity_walk_confirms_go_first(memory_factory):
-    """Agreement at the top: dense's top passages that the walk from the query's entities alone also ranks at
-    its top are placed first, in dense's order; a dense passage the entity walk does not reach is not, and
-    with agreement off (entity-ppr-walk) the walk's own order stands. Each passage says what placed it."""
+def test_passages_one_signal_puts_first_and_the_other_confirms_go_first(memory_factory):
+    """Agreement at the top, both ways: dense's top passages that the walk from the query's entities alone also
+    ranks at its top are placed first, in dense's order, then that walk's top passages that dense ranks at its
+    top, in the walk's order; with agreement off (entity-ppr-walk) the walk's own order stands. Each passage says
+    what placed it."""
     memory = memory_factory()
     memory.index(named(PATH_CORPUS) + [P("lane-bio", "Thomas Lane was born in Ohio.", title="Thomas Lane")])
-    ents = ["Stanford", "Alzheimer's"]
+    ents = ["Thomas Lane"]  # the entity walk's top: Lane's passages, which dense ranks below its top 3
+    top, depth = memory.config.agreement_dense, memory.config.agreement_walk
     result = memory.query(QUESTION, top_k=9, entities=ents)
     walk = memory.query(QUESTION, mode="entity-ppr-walk", top_k=9, entities=ents)
     dense = [p.id for p in memory.query(QUESTION, mode="dense", top_k=9).passages]
     first = [p for p in result.passages if p.signals["placed"] == "agreement"]
     assert first and result.passages[: len(first)] == first
-    assert [p.id for p in first] == [pid for pid in dense[: memory.config.agreement_dense] if pid in {p.id for p in first}]
+    by_dense = [p for p in first if p.signals["dense_rank"] <= top and p.signals["entity_walk_rank"] <= depth]
+    by_entity = first[len(by_dense):]
+    assert [p.id for p in by_dense] == [pid for pid in dense[:top] if pid in {p.id for p in by_dense}]
+    assert [p.signals["entity_walk_rank"] for p in by_entity] == sorted(p.signals["entity_walk_rank"] for p in by_entity)
+    for p in by_entity:
+        assert p.signals["entity_walk_rank"] <= top and top < p.signals["dense_rank"] <= depth
     for p in first:
-        assert p.signals["dense_rank"] <= memory.config.agreement_dense
-        assert p.signals["entity_walk_rank"] <= memory.config.agreement_walk
         assert 0 < p.signals["entity_share"] <= 1
+    assert by_dense and by_entity and all(p.id.startswith("lane-") for p in by_entity)
+    assert all(p.signals["entity_walk_rank"] > top for p in result.passages if p.signals["placed"] == "walk"
+               and p.signals["entity_walk_rank"] is not None and p.signals["dense_rank"] <= depth)
     # after the placed passages, the walk's order, the same passages and scores as the walk alone
     rest = [(p.id, p.score) for p in result.passages if p.signals["placed"] == "walk"]
     alone = [(p.id, p.score) for p in walk.passages if p.id not in {q.id for q in first}]

@@ -201,7 +201,8 @@ class ReferenceGraph:
         """entity-ppr: phrase seeds 1/|P_i| scaled to sum ``entity_share``; passages above the mean cosine
         seeded by their z-score, scaled to sum the rest (all of it with no phrase seed); passages by PPR mass,
         after dense's top ``agreement_dense`` passages that a walk from the phrase seeds alone ranks among its
-        top ``agreement_walk`` (in dense's order; ``agreement_dense`` 0: the walk's order alone)."""
+        top ``agreement_walk`` (in dense's order), then that walk's top ``agreement_dense`` that dense ranks
+        among its top ``agreement_walk`` (in its order; ``agreement_dense`` 0: the walk's order alone)."""
         assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
         q = query / np.linalg.norm(query)
         n = len(self.phrases)
@@ -226,9 +227,10 @@ class ReferenceGraph:
             entity_reset = np.zeros_like(reset)
             entity_reset[:n] = reset[:n]
             entity = walk(self.mention_transition_t, entity_reset, damping, tol, max_iter)[n:]
-            confirmed = {i for i in np.argsort(-entity, kind="stable")[:agreement_walk] if entity[i] > 0}
-            by_cosine = np.argsort(-np.nan_to_num(dense, nan=-np.inf), kind="stable")[:agreement_dense]
-            first = [int(i) for i in by_cosine if i in confirmed and mass[i] > 0]
+            by_entity = [int(i) for i in np.argsort(-entity, kind="stable")[:agreement_walk] if entity[i] > 0]
+            by_cosine = [int(i) for i in np.argsort(-np.nan_to_num(dense, nan=-np.inf), kind="stable")[:agreement_walk]]
+            first = [i for i in by_cosine[:agreement_dense] if i in by_entity and mass[i] > 0]
+            first += [i for i in by_entity[:agreement_dense] if i in by_cosine and mass[i] > 0 and i not in first]
         ranked = (first + [i for i in ranked if i not in first])[:top_k]
         return {"passages": [(self.passages[i], float(mass[i])) for i in ranked], "agreement": [self.passages[i] for i in first],
                 "phrase_seeds": {self.phrases[i]: float(reset[i]) for i in range(n) if reset[i] > 0}}

@@ -7,7 +7,9 @@
   λ : 1 − λ (``entity_share``, ½), one PPR runs over phrases and passages in GDS (damping 0.5, the paper's), and
   passages rank by their own mass (``cypher/entity_ppr_passages.cypher``);
 - **agreement at the top**: dense's top ``agreement_dense`` passages (exact cosines) that a second walk from the
-  entity seeds alone ranks among its top ``agreement_walk`` go first, in dense's order. Text similarity and the
+  entity seeds alone ranks among its top ``agreement_walk`` go first, in dense's order, then that entity walk's
+  own top ``agreement_dense`` that dense ranks among its top ``agreement_walk``, in the entity walk's order: the
+  same rule both ways, so neither signal is privileged. Text similarity and the
   graph around the query's names are independent evidence: a passage both put at their top is the first hop
   of the answer. Dense's own top alone is not trusted (on multi-hop questions the passage most like the
   question is often not an answer), nor the walk's alone (a rare name can pull up a passage unrelated to the
@@ -87,12 +89,14 @@ def z_score_seeds(cosines: PassageCosines) -> np.ndarray:
     return weights / weights.sum()
 
 
-def agreement(dense: list[str], entity_walk: list[str]) -> list[str]:
-    """Dense's top passages that the entity walk also ranks at its top, in dense's order: the two signals are
-    independent (the query's text; the graph around the query's names), so a passage both put first is placed
-    first."""
-    confirmed = set(entity_walk)
-    return [pid for pid in dense if pid in confirmed]
+def agreement(dense: list[str], entity_walk: list[str], top: int) -> list[str]:
+    """Dense's top ``top`` passages that the entity walk also ranks at its top (``entity_walk``: its top
+    passages, as deep as confirms), in dense's order, then the entity walk's top ``top`` that dense ranks at
+    its top (``dense``, as deep), in the entity walk's order: the two signals are independent (the query's
+    text; the graph around the query's names), so a passage that one puts first and the other at its top is
+    placed first."""
+    by_dense = [pid for pid in dense[:top] if pid in set(entity_walk)]
+    return by_dense + [pid for pid in entity_walk[:top] if pid in set(dense) and pid not in by_dense]
 
 
 def entity_ppr_parameters(config: HippoConfig, top_k: int) -> dict[str, Any]:
@@ -135,7 +139,8 @@ class EntityPPRRetriever(Retriever):
             params = seeding(graph)
             relevance = phrase_relevance(members, seeding.cosines, seeding.weights) if members is not None else None
             walked["seeds"] = seeds = entity_seeds(linked, config.entity_share, relevance)
-            walked["dense"] = [x["id"] for x in seeding.cosines.top(seeding.cosines.cosine, config.agreement_dense)]
+            depth = config.agreement_walk if config.agreement_dense > 0 else 0  # dense's top, as deep as confirms
+            walked["dense"] = [x["id"] for x in seeding.cosines.top(seeding.cosines.cosine, depth)]
             return params | {"seeds": [{"text": t, "weight": w} for t, w in seeds.items()], "include": walked["dense"]}
 
         if not candidates and not self.store.has_passages():
@@ -160,20 +165,20 @@ class EntityPPRRetriever(Retriever):
                               "no linked phrase names a passage more like the query than the average: the walk starts "
                               "from the passages like the query")
         if records:
-            self._rank(result, records[0], seeding, walked.get("dense", []), top_k)
+            self._rank(result, records[0], seeding, walked.get("dense", []), top_k, config.agreement_dense)
             result.top_phrases = records[0]["topPhrases"]
             result.passage_seeds = seeding.largest(records[0]["passageShare"])
         return result
 
     @staticmethod
-    def _rank(result: RetrievalResult, record: Any, seeding: Any, dense: list[str], top_k: int) -> None:
-        """Agreement first (dense's top passages that the entity walk confirms), then the walk's order."""
+    def _rank(result: RetrievalResult, record: Any, seeding: Any, dense: list[str], top_k: int, top: int) -> None:
+        """Agreement first (each signal's top passages that the other confirms), then the walk's order."""
         walk = sorted(record["ranked"], key=lambda r: (-r["score"], r["id"]))
         entity = [x["id"] for x in record["entityWalk"]]
         entity_rank = {pid: i + 1 for i, pid in enumerate(entity)}
         entity_mass = {x["id"]: x["mass"] for x in record["entityWalk"]}
         passages = {p.id: p for p in to_passages(walk)}
-        first = [pid for pid in agreement(dense, entity) if pid in passages]
+        first = [pid for pid in agreement(dense, entity, top) if pid in passages]
         order = (first + [r["id"] for r in walk if r["id"] not in first])[:top_k]
         walk_rank = {r["id"]: i + 1 for i, r in enumerate(walk)}
         dense_rank = seeding.cosines.ranks(order) if seeding.cosines is not None else {}
