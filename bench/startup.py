@@ -48,7 +48,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])  # no library import: cold caches stay cold
     p.add_argument("--namespace", required=True, help="an indexed namespace to query")
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--modes", default="dense,hipporag2,hipporag1")
+    p.add_argument("--modes", default="entity-ppr,dense,hipporag2,hipporag1")  # entity-ppr: the default mode
     p.add_argument("--json", dest="json_out", default="bench/out/startup.json")
     args = p.parse_args()
     hippo = str(Path(sys.executable).with_name("hippo"))

@@ -20,7 +20,7 @@ from hippo_neo4j.extract.llm import PROMPT_VERSION, LLMExtractor, estimate_cost
 from hippo_neo4j.llm.negotiation import EndpointProfile, NegotiationStore
 from hippo_neo4j.llm.parsing import ResponseParseError, parse_entities, parse_triples
 from hippo_neo4j.llm.settings import PLACEHOLDER_KEY, LLMSettings
-from hippo_neo4j.extract.offline import OfflineExtractor
+from hippo_neo4j.extract.offline import SPACY_MODEL, UNUSED_PIPES, OfflineExtractor
 from hippo_neo4j.models import Extraction, PassageIn
 from hippo_neo4j.reader import Reader, exact_match, f1, normalize_answer, parse_answer
 
@@ -647,6 +647,44 @@ def test_offline_query_entities(offline):
     # with no name at all, every noun chunk (question words dropped)
     generic = offline.query_entities("What is the capital of the country where the river flows?")
     assert generic == ["capital", "country", "river"]
+
+
+@pytest.fixture(scope="module")
+def full_pipeline() -> OfflineExtractor:
+    """The offline extractor over spaCy's whole pipeline, every pipe loaded and run (the lemmatizer too)."""
+    import spacy
+
+    extractor = OfflineExtractor()
+    extractor._nlp = spacy.load(SPACY_MODEL)
+    return extractor
+
+
+def test_offline_pipeline_leaves_out_only_unread_pipes(offline, full_pipeline):
+    assert set(full_pipeline.nlp.component_names) - set(offline.nlp.component_names) == set(UNUSED_PIPES)
+    assert "lemmatizer" in full_pipeline.nlp.pipe_names and "lemmatizer" not in offline.nlp.pipe_names
+
+
+def test_offline_query_entities_equal_the_full_pipeline(offline, full_pipeline):
+    questions = [
+        item["question"]
+        for name in ("musique_train", "2wikimultihopqa")
+        if (Path(DATASETS) / name / "questions.json").exists()
+        for item in json.loads((Path(DATASETS) / name / "questions.json").read_text(encoding="utf-8"))
+    ]
+    if not questions:
+        pytest.skip("musique_train and 2wikimultihopqa questions not found")
+    differ = [(q, offline.query_entities(q), full_pipeline.query_entities(q)) for q in questions]
+    differ = [d for d in differ if d[1] != d[2]]
+    assert not differ, f"{len(differ)} of {len(questions)} questions: {differ[:3]}"
+
+
+def test_offline_passage_extraction_equals_the_full_pipeline(offline, full_pipeline):
+    corpus = Path(DATASETS) / "musique_train" / "corpus.json"
+    if not corpus.exists():
+        pytest.skip("musique_train corpus not found")
+    docs = json.loads(corpus.read_text(encoding="utf-8"))[::6]  # 315 passages spread over the corpus
+    passages = [PassageIn(title=d["title"], text=d["text"]) for d in docs]
+    assert offline.extract(passages) == full_pipeline.extract(passages)
 
 
 # -- the reader and EM / F1 ---------------------------------------------------------------------------------------

@@ -1,16 +1,21 @@
-"""Choosing an extractor: ``make_extractor("auto" | "llm" | "offline", cache=True)``."""
+"""Choosing an extractor: ``make_extractor("auto" | "llm" | "offline", cache=True)``.
+
+The LLM extractor (and with it the openai client) is imported only when it is chosen.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..errors import ConfigError
 from . import Extractor
 from .cache import CachedExtractor, ExtractionCache
-from ..llm.settings import LLMSettings, llm_configured
-from .llm import LLMExtractor
+from ..llm.settings import llm_configured
 from .offline import OfflineExtractor
+
+if TYPE_CHECKING:
+    from ..llm.settings import LLMSettings
 
 ExtractorKind = Literal["auto", "llm", "offline"]
 
@@ -39,6 +44,9 @@ def make_extractor(
     resolved = resolve_kind(kind)
     inner: Extractor
     if resolved == "llm":
+        from ..llm.settings import LLMSettings
+        from .llm import LLMExtractor
+
         inner = LLMExtractor(settings or LLMSettings.from_env())
     else:
         inner = OfflineExtractor()

