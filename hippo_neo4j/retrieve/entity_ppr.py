@@ -174,7 +174,7 @@ class EntityPPRRetriever(Retriever):
     def _rank(result: RetrievalResult, record: Any, seeding: Any, dense: list[str], top_k: int, top: int) -> None:
         """Agreement first (each signal's top passages that the other confirms), then the walk's order."""
         walk = sorted(record["ranked"], key=lambda r: (-r["score"], r["id"]))
-        entity = [x["id"] for x in record["entityWalk"]]
+        entity = [x["id"] for x in sorted(record["entityWalk"], key=lambda x: (-x["mass"], x["id"]))]  # ties: by id
         entity_rank = {pid: i + 1 for i, pid in enumerate(entity)}
         entity_mass = {x["id"]: x["mass"] for x in record["entityWalk"]}
         passages = {p.id: p for p in to_passages(walk)}
