@@ -200,12 +200,20 @@ def hop_walk(q: dict, passages: list[int]) -> np.ndarray:
     return walk(q["graph"], reset, 0.5, 1e-12, 200)[n:]
 
 
-def continued(q: dict, a: int, b: int, weight: float) -> list[int]:
-    """Agreement first; then the walk with ``weight`` of its reset moved to the passages placed first."""
-    first = agreed(q, a, b)
+def after_placed(q: dict, rest) -> list[int]:
+    """Agreement 3/10 first; then the passages by ``rest(hop)``, the scores made with the walk from the passages
+    placed (``hop``); the walk's order alone when none is placed."""
+    first = agreed(q, 3, 10)
     if not first:
         return top(mix(q, 0.5))
-    return merged(first, top((1 - weight) * mix(q, 0.5) + weight * hop_walk(q, first)))
+    return merged(first, top(rest(hop_walk(q, first))))
+
+
+def unreached_too(q: dict, floor: float) -> list[int]:
+    """Dense's top 3 that the entity walk confirms, or gives no more mass than ``floor``, then the walk."""
+    reached = q["E"].sum() > 0
+    return merged([i for i in top(q["cos"], 3) if i in agreed(q, 3, 10) or (reached and q["E"][i] <= floor)],
+                  top(mix(q, 0.5)))
 
 
 def interleave(*lists: list[int]) -> list[int]:
@@ -244,7 +252,7 @@ for _a, _b in ((2, 10), (3, 10), (3, 20)):
         lambda q, a=_a, b=_b: merged(agreed(q, a, b), top(with_relevance(q))))
 for _w in (0.25, 0.5, 1.0):
     V(f"agreement 3/10, then the walk with {_w} of its reset on the passages placed")(
-        lambda q, w=_w: continued(q, 3, 10, w))
+        lambda q, w=_w: after_placed(q, lambda hop: (1 - w) * mix(q, 0.5) + w * hop))
 V("agreement 3/10, dense top 1 also first when the entity walk does not reach it")(lambda q: merged(
     agreed(q, 3, 10) if q["E"][top(q["cos"], 1)[0]] > 0 or q["E"].sum() == 0 else top(q["cos"], 1) + agreed(q, 3, 10),
     top(mix(q, 0.5))))
@@ -256,8 +264,8 @@ V("agreement 3/10 both ways (then the entity walk's top 3 that dense ranks in it
     lambda q: merged(agreed(q, 3, 10), [i for i in top(walk_top(q), 3) if i in top(q["cos"], 10) and q["E"][i] > 0],
                      top(mix(q, 0.5))))
 
-V("agreement 3/10, each of dense's top 3 also first when the entity walk does not reach it")(lambda q: merged(
-    [i for i in top(q["cos"], 3) if i in agreed(q, 3, 10) or (q["E"][i] == 0 and q["E"].sum() > 0)], top(mix(q, 0.5))))
+V("agreement 3/10, each of dense's top 3 also first when the entity walk does not reach it")(
+    lambda q: unreached_too(q, 0.0))
 
 for _lam in (0.6, 0.7, 0.8, 0.9, 1.0):
     V(f"agreement 3/10, then the walk with entity share {_lam}")(lambda q, lam=_lam: merged(
@@ -267,25 +275,14 @@ V("agreement 3/10, then reciprocal rank fusion (k 60) of the walk and the entity
 
 
 
-def seeded_by_first(q: dict, a: int, b: int, lam: float) -> list[int]:
-    """Agreement first; then a walk whose passage seeds are the passages placed (``lam`` on the entities)."""
-    first = agreed(q, a, b)
-    if not first or q["E"].sum() == 0:
-        return merged(first, top(mix(q, 0.5)))
-    return merged(first, top(lam * q["E"] + (1 - lam) * hop_walk(q, first) + 1e-12 * q["P"]))
-
-
-for _lam in (0.5, 0.25):
+for _lam in (0.5, 0.25):  # (a passage is placed only with entity-walk mass, so the entity walk is there)
     V(f"agreement 3/10, then a walk from the entities ({_lam}) and the passages placed")(
-        lambda q, lam=_lam: seeded_by_first(q, 3, 10, lam))
+        lambda q, lam=_lam: after_placed(q, lambda hop: lam * q["E"] + (1 - lam) * hop + 1e-12 * q["P"]))
 V("agreement 3/10, then a walk from the entities, the passages placed and the passages like the query (1/3 each)")(
-    lambda q: merged(agreed(q, 3, 10), top((q["E"] + q["P"] + hop_walk(q, agreed(q, 3, 10))) / 3 if agreed(q, 3, 10)
-                                            and q["E"].sum() > 0 else mix(q, 0.5))))
+    lambda q: after_placed(q, lambda hop: (q["E"] + q["P"] + hop) / 3))
 
 V("agreement 3/10, each of dense's top 3 also first when the entity walk gives it no more mass than its "
-  "tolerance 1e-8")(
-    lambda q: merged([i for i in top(q["cos"], 3) if i in agreed(q, 3, 10) or (q["E"][i] <= 1e-8 and q["E"].sum() > 0)],
-                     top(mix(q, 0.5))))
+  "tolerance 1e-8")(lambda q: unreached_too(q, 1e-8))
 
 
 def run(out: Path, only: str = "") -> None:

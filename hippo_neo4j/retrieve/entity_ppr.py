@@ -95,8 +95,9 @@ def agreement(dense: list[str], entity_walk: list[str], top: int) -> list[str]:
     its top (``dense``, as deep), in the entity walk's order: the two signals are independent (the query's
     text; the graph around the query's names), so a passage that one puts first and the other at its top is
     placed first."""
-    by_dense = [pid for pid in dense[:top] if pid in set(entity_walk)]
-    return by_dense + [pid for pid in entity_walk[:top] if pid in set(dense) and pid not in by_dense]
+    in_dense, in_entity_walk = set(dense), set(entity_walk)
+    by_dense = [pid for pid in dense[:top] if pid in in_entity_walk]
+    return by_dense + [pid for pid in entity_walk[:top] if pid in in_dense and pid not in by_dense]
 
 
 def entity_ppr_parameters(config: HippoConfig, top_k: int) -> dict[str, Any]:
