@@ -51,9 +51,29 @@ def env_number(name: str, default: Number, cast: Callable[[str], Number] = int) 
         raise ConfigError(f"{name}={value!r} is not {'an integer' if cast is int else 'a number'}.") from None
 
 
+# The Neo4j lines the local server can run (hippo_neo4j/runtime/pom.xml pins each one's Neo4j and GDS): the
+# first is the default.
+NEO4J_LINES = ("2026.01", "5.26")
+
+
+def line_from_env() -> str:
+    """HIPPO_NEO4J_LINE, checked against the lines the local server can run."""
+    line = os.environ.get("HIPPO_NEO4J_LINE") or NEO4J_LINES[0]
+    if line not in NEO4J_LINES:
+        raise ConfigError(f"HIPPO_NEO4J_LINE={line!r} is not a line the local server runs; choose one of "
+                          f"{', '.join(NEO4J_LINES)}.")
+    return line
+
+
+def line_dir(base: Path, line: str) -> Path:
+    """The instance directory of ``line`` under the default line's ``base``: every line its own store."""
+    return base if line == NEO4J_LINES[0] else base.with_name(f"{base.name}-{line}")
+
+
 class ServerSettings(BaseModel):
     """Where and how the local Neo4j + GDS server runs."""
 
+    line: str = Field(default=NEO4J_LINES[0], description="Neo4j line: 2026.01 (default) or 5.26 (LTS)")
     port: int = Field(default=7687, description="Bolt port on 127.0.0.1")
     http_port: int = Field(default=7474, description="Neo4j Browser / HTTP port on 127.0.0.1; 0 turns HTTP off")
     server_dir: Path = Field(description="instance directory: conf/, data/, logs/, run/")
@@ -69,10 +89,12 @@ class ServerSettings(BaseModel):
     def from_env(cls) -> "ServerSettings":
         data_home = _xdg("XDG_DATA_HOME", ".local/share") / "hippo-neo4j"
         java_home = os.environ.get("HIPPO_JAVA_HOME")
+        line = line_from_env()
         return cls(
+            line=line,
             port=env_number("HIPPO_NEO4J_PORT", 7687),
             http_port=env_number("HIPPO_NEO4J_HTTP_PORT", 7474),
-            server_dir=_env_path("HIPPO_SERVER_DIR", data_home / "server"),
+            server_dir=line_dir(_env_path("HIPPO_SERVER_DIR", data_home / "server"), line),
             cache_dir=_env_path("HIPPO_CACHE_DIR", _xdg("XDG_CACHE_HOME", ".cache") / "hippo-neo4j"),
             config_dir=_env_path("HIPPO_CONFIG_DIR", _xdg("XDG_CONFIG_HOME", ".config") / "hippo-neo4j"),
             heap=os.environ.get("HIPPO_NEO4J_HEAP", "4g"),

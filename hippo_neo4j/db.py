@@ -69,4 +69,7 @@ def connect(settings: ConnectionSettings) -> Driver:
                 f"Database {settings.database!r} is not available on {settings.uri}: {exc.message}"
             ) from None
         raise
+    from . import capabilities
+
+    capabilities.of(driver, settings.database)  # probed once at connection, then cached for the driver
     return driver

