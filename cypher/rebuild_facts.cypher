@@ -3,5 +3,5 @@
 UNWIND $facts AS row
 MERGE (f:Fact {ns: $ns, id: row.id})
 ON CREATE SET f.subject = row.subject, f.predicate = row.predicate, f.object = row.object, f.text = row.text,
-              f.embedding = row.embedding
+              f.embedding = row.embedding, f:$($labels.fact)
 SET f.sources = row.sources

@@ -1,8 +1,5 @@
-// hippo-neo4j schema. Applied idempotently when a client connects (every statement is IF NOT EXISTS).
-// $dim (the encoder's embedding dimension) is substituted by the client as an integer literal, since
-// index options cannot be query parameters. Vector indexes span all namespaces; searches read the
-// nearest nodes and keep those of their namespace, widening the search until enough remain. Quantization
-// is off: it shifts reported cosines by up to ~0.02, enough to move a synonym across tau.
+// hippo-neo4j schema of the database: applied idempotently when a client connects (every statement is IF NOT
+// EXISTS). Each namespace's vector and full-text indexes are in namespace_schema.cypher.
 CREATE CONSTRAINT hippo_passage_id IF NOT EXISTS FOR (p:Passage) REQUIRE (p.ns, p.id) IS UNIQUE;
 CREATE CONSTRAINT hippo_phrase_text IF NOT EXISTS FOR (p:Phrase) REQUIRE (p.ns, p.text) IS UNIQUE;
 CREATE CONSTRAINT hippo_fact_id IF NOT EXISTS FOR (f:Fact) REQUIRE (f.ns, f.id) IS UNIQUE;
@@ -11,13 +8,9 @@ CREATE CONSTRAINT hippo_projection_lock IF NOT EXISTS FOR (l:HippoProjectionLock
 CREATE INDEX hippo_passage_ns IF NOT EXISTS FOR (p:Passage) ON (p.ns);
 CREATE INDEX hippo_phrase_ns IF NOT EXISTS FOR (p:Phrase) ON (p.ns);
 CREATE INDEX hippo_fact_subject IF NOT EXISTS FOR (f:Fact) ON (f.ns, f.subject);
-CREATE VECTOR INDEX hippo_phrase_embedding IF NOT EXISTS FOR (p:Phrase) ON (p.embedding)
-  OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine',
-                         `vector.quantization.enabled`: false}};
-CREATE VECTOR INDEX hippo_passage_embedding IF NOT EXISTS FOR (p:Passage) ON (p.embedding)
-  OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine',
-                         `vector.quantization.enabled`: false}};
-CREATE VECTOR INDEX hippo_fact_embedding IF NOT EXISTS FOR (f:Fact) ON (f.embedding)
-  OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine',
-                         `vector.quantization.enabled`: false}};
-CREATE FULLTEXT INDEX hippo_passage_text IF NOT EXISTS FOR (p:Passage) ON EACH [p.title, p.text];
+// The indexes every namespace had in common before each got its own (namespace_schema.cypher): dropped, so
+// writes no longer maintain them.
+DROP INDEX hippo_phrase_embedding IF EXISTS;
+DROP INDEX hippo_passage_embedding IF EXISTS;
+DROP INDEX hippo_fact_embedding IF EXISTS;
+DROP INDEX hippo_passage_text IF EXISTS;

@@ -5,5 +5,5 @@
 UNWIND $facts AS row
 MERGE (f:Fact {ns: $ns, id: row.id})
 ON CREATE SET f.subject = row.subject, f.predicate = row.predicate, f.object = row.object, f.text = row.text,
-              f.embedding = row.embedding, f.sources = []
+              f.embedding = row.embedding, f:$($labels.fact), f.sources = []
 SET f.sources = f.sources + row.sources

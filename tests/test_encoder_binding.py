@@ -120,9 +120,24 @@ class EightDimensions(Encoder):
         return np.array([[ord(c) for c in (t + "........")[:8]] for t in texts], dtype=np.float32)
 
 
-def test_reembed_into_another_dimension_is_refused_with_the_reason(memory_factory):
+def test_reembed_into_another_dimension_gives_the_namespace_indexes_of_that_dimension(memory_factory):
     memory = memory_factory()
-    memory.index(PATH_CORPUS[:2])
-    with pytest.raises(ConfigError, match="makes 8-d vectors, but this database's vector indexes hold 384-d"):
-        memory.reembed(EightDimensions())
-    assert memory.encoder_binding()["name"] == memory.encoder.name
+    memory.index(PATH_CORPUS)
+    neighbour = memory_factory()
+    neighbour.index(PATH_CORPUS)
+    kept = [(p.id, p.score) for p in neighbour.query(QUESTION, mode="dense").passages]
+    eight = EightDimensions()
+    memory.reembed(eight)
+    assert memory.encoder_binding()["name"] == "eight-d" and memory.store.index_dimension() == 8
+    # dense through the new index: the passages of the five best exact cosines to the 8-d query vector
+    query = eight.encode_queries([QUESTION])[0]
+    vectors = eight.encode([d["text"] for d in PATH_CORPUS])
+    cosines = vectors @ query / np.linalg.norm(vectors, axis=1) / np.linalg.norm(query)
+    found = memory.query(QUESTION, mode="dense", top_k=5).passages
+    assert np.allclose([p.score for p in found], sorted(cosines, reverse=True)[:5], atol=1e-5)
+    # a client with the namespace's old encoder is told to use the new one
+    with pytest.raises(ConfigError, match="holds 8-d vectors but encoder"):
+        memory_factory(memory.namespace)
+    # the other namespace keeps its 384-d indexes and its answers
+    assert neighbour.store.index_dimension() == 384
+    assert [(p.id, p.score) for p in neighbour.query(QUESTION, mode="dense").passages] == kept

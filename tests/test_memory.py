@@ -304,6 +304,43 @@ def test_namespaces_isolate_stats_retrieval_delete_and_projections(memory_factor
     assert ids_two - {"m0", "m1"} == {r["id"] for r in rows(driver, "MATCH (p:Passage {ns: $ns}) RETURN p.id AS id", ns=two.namespace)}
 
 
+def test_each_namespace_searches_its_own_indexes_and_an_older_one_gets_them_when_a_client_connects(memory_factory, driver, musique):
+    one = memory_factory()
+    one.index(musique[:20])
+    questions = [d.text for d in musique[100:103]] + [musique[0].text]
+    entities = [e for d in musique[100:103] for e in d.extraction.named_entities[:2]]
+
+    def answers(memory):
+        found = [[(p.id, round(p.score, 6)) for p in memory.query(q, mode=mode).passages]
+                 for q in questions for mode in ("dense", "bm25")]
+        linked = memory.query("q", mode="hipporag1", entities=entities).linked
+        return found, [(link.entity, link.phrase, round(link.similarity, 6)) for link in linked]
+
+    def index_names():
+        return {r["name"] for r in rows(driver, "SHOW INDEXES YIELD name RETURN name")}
+
+    before = answers(one)
+    assert before[0][-1][0][0] == musique[0].passage_id and before[1]
+    assert set(one.store.indexes.values()) <= index_names()
+    # another namespace of the same texts (and 30 more) would crowd the first's hits and change its BM25
+    # statistics in an index they shared; in indexes of its own nothing about the first changes
+    crowd = memory_factory()
+    crowd.index([as_passage(d.model_dump() | {"id": f"c{i}"}) for i, d in enumerate(musique[:50])])
+    assert answers(one) == before
+    # what an older version left: no namespace labels, no indexes of its own
+    for name in one.store.indexes.values():
+        driver.execute_query(f"DROP INDEX `{name}`")
+    for kind, label in one.store.labels.items():
+        driver.execute_query("MATCH (n {ns: $ns}) WHERE $label IN labels(n) REMOVE n:$($label)", ns=one.namespace, label=label)
+    again = memory_factory(one.namespace)  # the client connecting labels the namespace and builds its indexes
+    assert answers(again) == before
+    labelled = rows(driver, "MATCH (n:Phrase {ns: $ns}) RETURN count(n) AS all, count(CASE WHEN $label IN labels(n) THEN 1 END) AS labelled",
+                    ns=one.namespace, label=one.store.labels["phrase"])[0]
+    assert labelled["all"] == labelled["labelled"] > 0
+    crowd.drop_namespace()
+    assert not set(crowd.store.indexes.values()) & index_names() and set(one.store.indexes.values()) <= index_names()
+
+
 # ----------------------------------------------------------------------------------------- crash safety
 
 

@@ -150,7 +150,7 @@ class GraphWriter:
         replacing: list[str],
     ) -> int:
         """The graph version written."""
-        ns = self.store.namespace
+        ns, scope = self.store.namespace, self.store.scope
         mentions = [m.model_dump() for m in batch.mentions]
         relations = [r.model_dump() for r in batch.relations]
 
@@ -159,12 +159,12 @@ class GraphWriter:
             # died in between) is indexed again from scratch on the next run, so no SYNONYM edge is lost.
             unsealed = [row | {"hash": None} for row in passage_rows]
             if replacing:
-                tx.run(cypher("delete_passages"), ns=ns, ids=replacing).consume()
-            tx.run(cypher("write_passages"), ns=ns, passages=unsealed).consume()
-            tx.run(cypher("write_phrases"), ns=ns, phrases=phrase_rows).consume()
-            tx.run(cypher("write_mentions"), ns=ns, mentions=mentions).consume()
-            tx.run(cypher("write_relations"), ns=ns, relations=relations).consume()
-            tx.run(cypher("write_facts"), ns=ns, facts=fact_rows).consume()
+                tx.run(cypher("delete_passages"), **scope, ids=replacing).consume()
+            tx.run(cypher("write_passages"), **scope, passages=unsealed).consume()
+            tx.run(cypher("write_phrases"), **scope, phrases=phrase_rows).consume()
+            tx.run(cypher("write_mentions"), **scope, mentions=mentions).consume()
+            tx.run(cypher("write_relations"), **scope, relations=relations).consume()
+            tx.run(cypher("write_facts"), **scope, facts=fact_rows).consume()
             binding.bind(tx, ns, self.encoder)  # a namespace's first write records its encoder
 
         return self.store.write(work)

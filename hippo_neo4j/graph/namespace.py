@@ -7,12 +7,11 @@ from typing import Any, Sequence
 
 from ..config import HippoConfig
 from ..db import cypher
-from ..errors import ConfigError
 from ..models import DeleteReport
 from ..text import scrub
 from . import binding, projection
 from .indexing import progress_bar
-from .store import GraphStore, finite_or_none
+from .store import KINDS, GraphStore, finite_or_none
 from .synonyms import PhraseVectors, SynonymLinker, fits_in_memory
 
 
@@ -39,24 +38,17 @@ def drop_namespace(store: GraphStore) -> dict[str, int]:
         session.run(cypher("drop_namespace"), ns=store.namespace).consume()
         session.run("MATCH (n:HippoNamespace {name: $ns}) DELETE n", ns=store.namespace).consume()
     projection.drop(store.driver, store.database, store.namespace)
+    store.drop_indexes()
     return before
 
 
 def reembed(store: GraphStore, encoder: Any, linker: SynonymLinker, config: HippoConfig, *, progress: bool = False) -> dict[str, Any]:
     """Embed every passage, phrase and fact of the namespace with ``encoder``, rebuild its SYNONYM edges from the
     new vectors (τ of ``config``), and bind the namespace to ``encoder``. The graph then equals a fresh index
-    made with ``encoder``. The vector indexes have one dimension for all namespaces: another one is refused."""
-    dimension = store.driver.execute_query(
-        "SHOW VECTOR INDEXES YIELD name, options WHERE name = 'hippo_phrase_embedding' "
-        "RETURN options.indexConfig['vector.dimensions'] AS dim",
-        database_=store.database,
-    ).records
-    if dimension and dimension[0]["dim"] != encoder.dimension:
-        raise ConfigError(
-            f"Encoder {encoder.name!r} makes {encoder.dimension}-d vectors, but this database's vector indexes hold "
-            f"{dimension[0]['dim']}-d ones for every namespace. Re-embed into another database, or choose an encoder "
-            f"of {dimension[0]['dim']} dimensions."
-        )
+    made with ``encoder``. Vectors of another dimension get new vector indexes (the namespace's own)."""
+    resized = store.index_dimension() != encoder.dimension
+    if resized:
+        store.drop_indexes(KINDS)  # an index of the old dimension would leave the new vectors out
     rows = store.run("embedding_texts")
     counts = {"passage": 0, "phrase": 0, "fact": 0}
     size = max(1, config.batch_size)
@@ -73,6 +65,8 @@ def reembed(store: GraphStore, encoder: Any, linker: SynonymLinker, config: Hipp
                     phrases += [{"text": b["key"], "embedding": b["embedding"]} for b in batch if b["embedding"] is not None]
                 counts[kind] += len(chunk)
                 advance(len(chunk))
+    if resized:
+        store.create_indexes(encoder.dimension)
     version = store.write_statement("delete_synonyms")
     held: PhraseVectors | None = None  # every phrase's new vector: the candidates computed in the client
     if fits_in_memory(len(phrases), encoder.dimension):  # else the vector index finds them

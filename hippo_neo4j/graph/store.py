@@ -1,9 +1,10 @@
 """One namespace of a Neo4j database: running the ``cypher/`` statements, versioned writes, the schema, and
-nearest-neighbour searches over the vector indexes that all namespaces share."""
+nearest-neighbour searches over the namespace's own vector indexes."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+import hashlib
+from typing import Any, Callable
 
 import numpy as np
 from neo4j import Driver
@@ -26,23 +27,20 @@ def finite_or_none(vector: np.ndarray) -> list[float] | None:
     return vector.tolist() if usable(vector) else None
 
 
-# Candidates a query-time search reads from a shared vector index (passages for dense, facts for hipporag2)
-# before keeping its namespace's: the HNSW search's beam is this k, so it sets how close the index's top
-# nodes come to the exact ones. On musique_train, with three namespaces of that corpus on the server, the
-# passage index missed 14 of the 500 exact top-5 passages of 100 questions at k 50, 2 at 200 and 1 at 400
-# (3.1, 2.5, 2.8 ms a search), and the fact index 16 at k 100, 10 at 200 and none at 400 (3.3, 4.0, 5.6 ms):
-# `bench/vector_candidates.py`, docs/results.md.
+# Candidates a query-time search reads from a vector index (passages for dense, facts for hipporag2) before
+# keeping its top: the HNSW search's beam is this k, so it sets how close the index's top nodes come to the
+# exact ones. On musique_train, with three namespaces of that corpus in one index, the passage index missed 14
+# of the 500 exact top-5 passages of 100 questions at k 50, 2 at 200 and 1 at 400 (3.1, 2.5, 2.8 ms a search),
+# and the fact index 16 at k 100, 10 at 200 and none at 400 (3.3, 4.0, 5.6 ms): docs/results.md.
 VECTOR_CANDIDATES = 400
 
+KINDS = ("phrase", "passage", "fact")  # the node kinds with an embedding: a vector index each per namespace
 
-def widening(first: int, cap: int = 100_000) -> Iterator[int]:
-    """k, 10k, 100k, ... up to ``cap``: how far a search over a shared index reads."""
-    k = max(1, first)
-    while True:
-        yield k
-        if k >= cap:
-            return
-        k = min(k * 10, cap)
+
+def namespace_key(namespace: str) -> str:
+    """The hexadecimal digest that names a namespace's labels and indexes (any namespace name gives a valid,
+    fixed-length identifier; DDL cannot take it as a parameter, and hex digits need no quoting)."""
+    return hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:16]
 
 
 class GraphStore:
@@ -52,12 +50,21 @@ class GraphStore:
         self.driver = driver
         self.database = database
         self.namespace = namespace
+        key = namespace_key(namespace)
+        # every Phrase, Passage and Fact node of the namespace carries its kind's label, which its indexes cover
+        self.labels = {kind: f"Hippo{kind.capitalize()}_{key}" for kind in KINDS}
+        self.indexes = {kind: f"hippo_{kind}_embedding_{key}" for kind in KINDS} | {"text": f"hippo_passage_text_{key}"}
+
+    @property
+    def scope(self) -> dict[str, Any]:
+        """The parameters every statement gets: ``$ns``, ``$labels`` and ``$indexes`` (by node kind)."""
+        return {"ns": self.namespace, "labels": self.labels, "indexes": self.indexes}
 
     def run(self, name: str, **params: Any) -> list[Any]:
-        """Run ``cypher/<name>.cypher`` with ``$ns`` bound to this namespace; the records. A PPR statement takes the
-        form the server's GDS runs (``graph/reset.py``)."""
+        """Run ``cypher/<name>.cypher`` with ``$ns`` bound to this namespace (and its ``$labels`` and
+        ``$indexes``); the records. A PPR statement takes the form the server's GDS runs (``graph/reset.py``)."""
         text = reset.statement(name, capabilities.of(self.driver, self.database).weighted_sources)
-        return self.driver.execute_query(text, ns=self.namespace, database_=self.database, **params).records
+        return self.driver.execute_query(text, **self.scope, database_=self.database, **params).records
 
     def write(self, work: Callable[[Any], None]) -> int:
         """One write transaction that also bumps the namespace's graph version (stale projections); the
@@ -79,58 +86,63 @@ class GraphStore:
 
     def write_statement(self, name: str, **params: Any) -> int:
         """One statement of ``cypher/`` in its own versioned write transaction; the version it wrote."""
-        return self.write(lambda tx: tx.run(cypher(name), ns=self.namespace, **params).consume())
+        return self.write(lambda tx: tx.run(cypher(name), **self.scope, **params).consume())
 
     def ensure_schema(self, dimension: int, encoder_name: str) -> None:
-        """Constraints and indexes (idempotent), then wait until every index is online."""
+        """The database's constraints and indexes and the namespace's own (idempotent), then wait until every
+        index is online. A namespace written before it had indexes of its own gets its labels first."""
         for statement in cypher_statements("schema"):
-            self.driver.execute_query(statement.replace("$dim", str(int(dimension))), database_=self.database)
-        found = self.driver.execute_query(
-            "SHOW VECTOR INDEXES YIELD name, options WHERE name = 'hippo_phrase_embedding' "
-            "RETURN options.indexConfig['vector.dimensions'] AS dim",
-            database_=self.database,
-        ).records
-        if found and found[0]["dim"] != dimension:
+            self.driver.execute_query(statement, database_=self.database)
+        found = self.index_dimension()
+        if found is None:
+            with self.driver.session(database=self.database) as session:
+                session.run(cypher("label_namespace"), **self.scope).consume()
+        elif found != dimension:
             raise ConfigError(
-                f"The database's phrase vector index has dimension {found[0]['dim']} but encoder "
-                f"{encoder_name!r} produces {dimension}. Use the encoder the graph was built with, or another database."
+                f"Namespace {self.namespace!r} holds {found}-d vectors but encoder {encoder_name!r} produces "
+                f"{dimension}-d ones. Use the encoder the namespace was built with, or re-embed it "
+                f"(`hippo reembed`) with the new one."
             )
+        self.create_indexes(dimension)
+
+    def index_dimension(self) -> int | None:
+        """The dimension of the namespace's phrase vector index; None if it has none yet."""
+        found = self.driver.execute_query(
+            "SHOW VECTOR INDEXES YIELD name, options WHERE name = $name "
+            "RETURN options.indexConfig['vector.dimensions'] AS dim",
+            name=self.indexes["phrase"], database_=self.database,
+        ).records
+        return int(found[0]["dim"]) if found else None
+
+    def create_indexes(self, dimension: int) -> None:
+        """The namespace's vector indexes (``dimension``-d) and full-text index, if missing; waits until online."""
+        names = {f"${kind}Index": f"`{name}`" for kind, name in self.indexes.items()}
+        names |= {f"${kind}Label": f"`{label}`" for kind, label in self.labels.items()} | {"$dim": str(int(dimension))}
+        for statement in cypher_statements("namespace_schema"):
+            for token, value in names.items():
+                statement = statement.replace(token, value)
+            self.driver.execute_query(statement, database_=self.database)
         self.driver.execute_query("CALL db.awaitIndexes(300)", database_=self.database)
 
-    def phrase_neighbours(
-        self, rows: list[dict[str, Any]], first_k: int, done: Callable[[list[dict[str, Any]], int, int, float | None], bool]
-    ) -> dict[Any, Any]:
-        """Nearest phrases of this namespace per row ({key, embedding}), through the shared vector index: the
-        record per key (``hits``, and ``passages``, |P_i| of the nearest hit).
+    def drop_indexes(self, kinds: tuple[str, ...] = (*KINDS, "text")) -> None:
+        """Drop the namespace's own indexes of ``kinds`` (a dropped namespace, or vectors of a new dimension)."""
+        for kind in kinds:
+            self.driver.execute_query(f"DROP INDEX `{self.indexes[kind]}` IF EXISTS", database_=self.database)
 
-        The index spans all namespaces, so each row's search widens (k x 10) until ``done(row_hits, seen, k,
-        last_cosine)`` says enough of this namespace's phrases were seen.
-        """
-        return self.widening_search(
-            "phrase_neighbours", "rows", rows, first_k, lambda rec, k: done(rec["hits"], rec["seen"], k, rec["last"])
-        )
+    def phrase_neighbours(self, rows: list[dict[str, Any]], k: int) -> dict[Any, Any]:
+        """The ``k`` nearest phrases of the namespace per row ({key, embedding}), through its phrase vector
+        index: the record per key (``hits``, and ``passages``, |P_i| of the nearest hit)."""
+        return self.search("phrase_neighbours", "rows", rows, k=k)
 
-    def widening_search(
-        self, statement: str, param: str, rows: list[Any], first_k: int, done: Callable[[Any, int], bool],
-        *, chunk: int = VECTOR_BATCH, key: Callable[[Any], Any] = lambda row: row["key"], **params: Any,
+    def search(
+        self, statement: str, param: str, rows: list[Any], *, chunk: int = VECTOR_BATCH, **params: Any,
     ) -> dict[Any, Any]:
-        """The last record per row of a vector-index search ``statement`` run on ``rows`` (bound to ``$param``,
-        ``chunk`` rows per statement) with ``$k`` = first_k, then widened (k x 10) for the rows that
-        ``done(record, k)`` does not accept yet. Records carry the row's ``key``."""
+        """The record per row of a vector-index search ``statement`` run on ``rows`` (bound to ``$param``,
+        ``chunk`` rows per statement), by the row's ``key``."""
         results: dict[Any, Any] = {}
-        pending = rows
-        for k in widening(first_k):
-            still = []
-            for i in range(0, len(pending), chunk):
-                part = pending[i : i + chunk]
-                by_key = {key(r): r for r in part}
-                for rec in self.run(statement, **{param: part}, k=k, **params):
-                    results[rec["key"]] = rec
-                    if not done(rec, k):
-                        still.append(by_key[rec["key"]])
-            pending = still
-            if not pending:
-                break
+        for i in range(0, len(rows), chunk):
+            for rec in self.run(statement, **{param: rows[i : i + chunk]}, **params):
+                results[rec["key"]] = rec
         return results
 
     def walk(

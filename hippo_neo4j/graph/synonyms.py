@@ -207,14 +207,9 @@ class SynonymLinker:
     def search(self, eligible: list[str], top_k: int, tau: float) -> dict[str, Hits]:
         """The candidates of ``eligible`` from the server's phrase vector index."""
 
-        def done(rec: Any, k: int) -> bool:
-            # enough candidates of this namespace, the index is exhausted, or no further hit can reach tau
-            return rec["kept"] > top_k or rec["seen"] < k or rec["last"] is None or rec["last"] < tau
-
         # the search starts from each phrase's stored embedding (just written, the same vector) and only the
         # hits that can become edges come back: no vectors sent, little read
-        found = self.store.widening_search(
-            "synonym_candidates", "keys", eligible, top_k + 1, done,
-            chunk=SYNONYM_BATCH, key=lambda key: key, top_k=top_k, tau=tau,
+        found = self.store.search(
+            "synonym_candidates", "keys", eligible, chunk=SYNONYM_BATCH, k=top_k + 1, top_k=top_k, tau=tau,
         )
         return {phrase: [(h["text"], float(h["cosine"])) for h in rec["hits"]] for phrase, rec in found.items()}

@@ -7,7 +7,6 @@ import re
 from neo4j.exceptions import ClientError
 
 from ..config import HippoConfig
-from ..graph.store import widening
 from ..models import RetrievalResult
 from ..text import lucene_escape
 from .base import Query, Retriever, to_passages
@@ -27,10 +26,7 @@ class BM25Retriever(Retriever):
             return RetrievalResult(query=text, mode=self.name)
         while True:
             try:
-                for k in widening(100):  # widen until top_k hits of this namespace remain
-                    records = self.store.run("bm25_passages", query=lucene, k=k, topK=query.top_k)
-                    if len(records) >= query.top_k or (records and records[0]["hits"] < k):
-                        break
+                records = self.store.run("bm25_passages", query=lucene, topK=query.top_k)
                 break
             except ClientError as exc:  # more clauses than Lucene allows (e.g. CJK: a clause per character)
                 if "TooManyClauses" not in str(exc) or len(cut) < 2:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import HippoConfig
-from ..graph.store import VECTOR_CANDIDATES, usable, widening
+from ..graph.store import VECTOR_CANDIDATES, usable
 from ..models import RetrievalResult
 from .base import Query, Retriever, to_passages
 
@@ -24,8 +24,6 @@ class DenseRetriever(Retriever):
             vector = self.encoder.encode_queries([text])[0]
         if not usable(vector):
             return RetrievalResult(query=text, mode=self.name)
-        for k in widening(max(4 * top_k, VECTOR_CANDIDATES)):  # the index spans namespaces: widen until top_k remain
-            records = self.store.run("dense_passages", embedding=vector.tolist(), k=k, topK=top_k)
-            if len(records) >= top_k or (records and records[0]["seen"] < k):
-                break
+        # the index is approximate (HNSW): its beam, see VECTOR_CANDIDATES
+        records = self.store.run("dense_passages", embedding=vector.tolist(), k=max(4 * top_k, VECTOR_CANDIDATES), topK=top_k)
         return RetrievalResult(query=text, mode=self.name, passages=to_passages(records))

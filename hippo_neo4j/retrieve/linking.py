@@ -10,11 +10,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..graph.store import VECTOR_CANDIDATES, GraphStore, usable, widening
+from ..graph.store import VECTOR_CANDIDATES, GraphStore, usable
 from ..models import FactHit, LinkedEntity
 from ..text import normalize_phrase
 
 log = logging.getLogger(__name__)
+
+
+# The beam of the phrase search that links each query entity (its top 1 is kept): the HNSW search comes closer
+# to the exact nearest phrase with a larger one.
+LINK_CANDIDATES = 100
 
 
 def link_entities(store: GraphStore, encoder: Any, entities: Sequence[str]) -> list[LinkedEntity]:
@@ -24,7 +29,7 @@ def link_entities(store: GraphStore, encoder: Any, entities: Sequence[str]) -> l
         return []
     vectors = encoder.encode([normalize_phrase(e) for e in names])
     rows = [{"key": e, "embedding": v.tolist()} for e, v in zip(names, vectors) if usable(v)]
-    found = store.phrase_neighbours(rows, 100, lambda hits, seen, k, last: bool(hits) or seen < k)
+    found = store.phrase_neighbours(rows, LINK_CANDIDATES)
     links = [
         LinkedEntity(entity=e, phrase=rec["hits"][0]["text"], similarity=float(rec["hits"][0]["cosine"]),
                      passages=rec["passages"], since=rec["hits"][0]["since"])
@@ -38,17 +43,12 @@ def link_entities(store: GraphStore, encoder: Any, entities: Sequence[str]) -> l
 
 
 def link_facts(store: GraphStore, vector: np.ndarray, top_k: int) -> tuple[list[FactHit], bool]:
-    """The query's ``top_k`` nearest facts of this namespace (cosine), through the shared fact vector index,
-    and whether the namespace has Fact nodes for all its passages."""
+    """The query's ``top_k`` nearest facts of this namespace (cosine), through its fact vector index, and
+    whether the namespace has Fact nodes for all its passages."""
     if not usable(vector):
         return [], True
-    # the index spans namespaces: widen until top_k remain; it is approximate (HNSW), see VECTOR_CANDIDATES
-    for k in widening(max(20 * top_k, VECTOR_CANDIDATES)):
-        records = store.run("fact_neighbours", embedding=vector.tolist(), k=k, topK=top_k)
-        if len(records) >= top_k or (records and records[0]["seen"] < k):
-            break
-        if not records and not store.has_facts():
-            break
+    # the index is approximate (HNSW): its beam, see VECTOR_CANDIDATES
+    records = store.run("fact_neighbours", embedding=vector.tolist(), k=max(20 * top_k, VECTOR_CANDIDATES), topK=top_k)
     hits = [
         FactHit(
             subject=r["subject"], predicate=r["predicate"], object=r["object"], score=float(r["score"]),
