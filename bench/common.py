@@ -1,10 +1,11 @@
-"""What the benchmarks share: where the datasets are, the command line of a benchmark over one indexed
-namespace, timing, percentiles and tables, timed indexing, the local server's memory, and the writer, clients
-and ledger that check answers given during concurrent writes against what the writer had committed."""
+"""What the benchmarks share (bench/README.md): datasets, the command line, timing and tables, latency against the
+in-process reference, timed indexing, the server's memory, and the writer, clients and ledger of the concurrency
+benchmarks."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -14,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Iterable, NamedTuple, Protocol, Sequence, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the checkout's library, also when run with another interpreter
@@ -22,46 +23,43 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from hippo_neo4j import HippoRAG  # noqa: E402
 from hippo_neo4j.config import ConnectionSettings, ServerSettings  # noqa: E402
+from hippo_neo4j.corpus import load_openie  # noqa: E402
 from hippo_neo4j.evaluation import load_dataset, percentile  # noqa: E402
-from hippo_neo4j.models import IndexReport, PassageIn  # noqa: E402
+from hippo_neo4j.evaluation.reference import InProcess  # noqa: E402
+from hippo_neo4j.extract import make_extractor  # noqa: E402
+from hippo_neo4j.graph import projection  # noqa: E402
+from hippo_neo4j.models import Extraction, IndexReport, PassageIn  # noqa: E402
+from hippo_neo4j.retrieve.hipporag2 import mass_floor, passage_seeds, ppr2_parameters  # noqa: E402
 from hippo_neo4j.runtime import server  # noqa: E402
 
 MUSIQUE = "musique_train"
+GRAPH_MODES = ("hipporag1", "hipporag2", "entity-ppr")
 WIKI = "2wikimultihopqa"
-Say = Callable[[str], None]
 T = TypeVar("T")
 
 
-def say(message: str) -> None:
-    print(message, flush=True)
+say = functools.partial(print, flush=True)
 
 
 def default_datasets_dir() -> Path:
-    """``$HIPPO_DATASETS``, else ``../shared/datasets`` next to the project (or the working directory)."""
-    env = os.environ.get("HIPPO_DATASETS")
-    if env:
-        return Path(env)
-    for base in (Path.cwd(), ROOT):
-        candidate = base.parent / "shared" / "datasets"
-        if candidate.is_dir():
-            return candidate
-    return Path.cwd().parent / "shared" / "datasets"
+    """``$HIPPO_DATASETS``, else ``../shared/datasets`` next to the project."""
+    return Path(os.environ.get("HIPPO_DATASETS") or ROOT.parent / "shared" / "datasets")
 
 
 def musique_docs() -> list[PassageIn]:
     """musique_train's passages with their recorded OpenIE extraction, with stable ids m0, m1, ..."""
-    from hippo_neo4j.corpus import load_openie
-
     docs = load_openie(default_datasets_dir() / MUSIQUE / "openie_gpt-3.5-turbo-1106.json")
-    for i, d in enumerate(docs):
-        d.id = f"m{i}"
-    return docs
+    return [d.model_copy(update={"id": f"m{i}"}) for i, d in enumerate(docs)]
 
 
-@dataclass
-class Query:
+class Query(NamedTuple):
     text: str
     entities: list[str]
+
+
+def asked(extractor: Any, texts: Iterable[str]) -> list[Query]:
+    """Each text with its query entities (extracted beforehand, as an LLM would be)."""
+    return [Query(t, list(extractor.query_entities(t))) for t in texts]
 
 
 def parser(doc: str) -> argparse.ArgumentParser:
@@ -72,21 +70,17 @@ def parser(doc: str) -> argparse.ArgumentParser:
 
 def namespace_questions(doc: str, queries: int, more: Callable[[argparse.ArgumentParser], None] = lambda p: None
                         ) -> tuple[argparse.Namespace, Any, list[Query]]:
-    """The command line of a benchmark over one indexed namespace (``--namespace``, required; ``--dataset``, its
-    questions, default musique_train; ``--queries``, default ``queries``; and the options ``more`` adds), parsed;
-    the offline extractor; and the dataset's first questions with their query entities."""
-    from hippo_neo4j.extract import make_extractor
-
+    """The command line of a benchmark over one indexed namespace of musique_train (``--namespace``, required;
+    ``--queries``, default ``queries``; and the options ``more`` adds), parsed; the offline extractor; and the
+    first musique_train questions with their query entities."""
     p = parser(doc)
     p.add_argument("--namespace", required=True)
-    p.add_argument("--dataset", default=str(default_datasets_dir() / MUSIQUE))
     p.add_argument("--queries", type=int, default=queries)
     more(p)
     args = p.parse_args()
     extractor = make_extractor("offline")
-    questions = [Query(q.question, list(extractor.query_entities(q.question)))
-                 for q in load_dataset(args.dataset).questions[: args.queries]]
-    return args, extractor, questions
+    questions = load_dataset(default_datasets_dir() / MUSIQUE).questions[: args.queries]
+    return args, extractor, asked(extractor, [q.question for q in questions])
 
 
 # ------------------------------------------------------------------------------------ timing and figures
@@ -115,10 +109,6 @@ class Steps:
         return {name: percentile(v, 50) for name, v in self.samples.items()}
 
 
-def p50_p95(samples: Sequence[float]) -> dict[str, float | None]:
-    return {"p50": percentile(samples, 50), "p95": percentile(samples, 95)}
-
-
 def ms(seconds: Sequence[float], q: float) -> float | None:
     """The ``q``-th percentile of durations in seconds, in ms (one decimal); None without samples."""
     value = percentile(seconds, q)
@@ -135,6 +125,70 @@ def table(header: Sequence[str], rows: Iterable[Sequence[Any]], digits: int = 1,
     """A markdown table, its first ``left`` columns aligned left; cells not text go through :func:`fmt`."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * left + "---:|" * (len(header) - left)]
     return lines + ["| " + " | ".join(c if isinstance(c, str) else fmt(c, digits) for c in row) + " |" for row in rows]
+
+
+def measure_latency(memory: HippoRAG, queries: Sequence[Query], *, reference: bool = True, top_k: int = 10,
+                    warmup: int = 3, block: int = 10) -> dict[str, Any]:
+    """Per mode, after ``warmup`` queries: p50/p95 ms of the Neo4j path and how many answers were empty; with
+    ``reference``, p50/p95 of the same retrieval in process (:class:`InProcess`), the two paths taking turns in
+    blocks of ``block`` queries so that a change in the machine's load weighs on both alike."""
+    inproc, cfg = InProcess.load(memory) if reference else None, memory.config
+    runs: dict[str, tuple[Callable[[Query], Any], Callable[[Query], Any]]] = {
+        "entity-ppr": (lambda q: memory.query(q.text, mode="entity-ppr", top_k=top_k, entities=q.entities),
+                       lambda q: inproc.entity_ppr(q.text, q.entities, cfg, top_k)),
+        "hipporag2": (lambda q: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False),
+                      lambda q: inproc.hipporag2(q.text, cfg, top_k)),
+        "hipporag1": (lambda q: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities),
+                      lambda q: inproc.hipporag1(q.entities, cfg.damping, top_k, cfg.ppr_tolerance,
+                                                 cfg.ppr_max_iterations)),
+        "dense": (lambda q: memory.query(q.text, mode="dense", top_k=top_k), lambda q: inproc.dense(q.text, top_k)),
+        "bm25": (lambda q: memory.query(q.text, mode="bm25", top_k=top_k), lambda q: inproc.bm25(q.text, top_k)),
+    }
+    out: dict[str, Any] = {}
+    for mode, (neo4j_fn, local_fn) in runs.items():
+        for q in queries[:warmup]:  # the first graph query of a mode projects the graph; warm caches too
+            neo4j_fn(q)
+            if reference:
+                local_fn(q)
+        steps, empty = Steps("neo4j", "inprocess"), 0
+        for i in range(0, len(queries), block):
+            empty += sum(not steps("neo4j", lambda q=q: neo4j_fn(q)).passages for q in queries[i : i + block])
+            for q in queries[i : i + block] if reference else ():
+                steps("inprocess", lambda q=q: local_fn(q))
+        remote, local = steps.samples["neo4j"], steps.samples["inprocess"]
+        out[mode] = {"p50": percentile(remote, 50), "p95": percentile(remote, 95), "empty": empty, "n": len(remote)}
+        if reference:
+            out[mode] |= {"inprocess_p50": percentile(local, 50), "inprocess_p95": percentile(local, 95)}
+    return out
+
+
+def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
+    """Median milliseconds of each step of a hipporag2 query through Neo4j (no recognition filter)."""
+    steps = Steps("encode", "facts", "dense_top_n", "projection_check", "passage_seeds", "pagerank", "ppr_passages",
+                  "total")
+    cfg, retriever = memory.config, memory.retriever("hipporag2")
+    for q in queries:
+        vector = steps("encode", lambda: memory.encoder.encode_queries([q.text])[0])
+        seeds = retriever.fact_seeds(steps("facts", lambda: memory.link_facts(vector)), cfg)
+        if not seeds:
+            continue
+        graph = steps("projection_check", lambda: projection.ensure(
+            memory.driver, memory.database, memory.namespace, "passage"))
+        given = None
+        if cfg.passage_seed_top_n:  # seeds from the top-N dense passages: one more round trip
+            given = steps("dense_top_n", lambda: retriever.passage_seed_rows(q.text, vector, cfg))
+
+        def sources() -> dict[str, Any]:
+            cosines = memory.retrieval.passage_vectors().cosines(vector, graph)
+            weights = passage_seeds(cfg, cosines, given)
+            return {"passageSources": cosines.sources(weights), "massFloor": mass_floor(weights, top_k, cfg.damping)}
+
+        params = ppr2_parameters(cfg, seeds, top_k) | {"graph": graph.name, "graphVersion": graph.version} \
+            | steps("passage_seeds", sources)
+        steps("pagerank", lambda: memory.store.run("bench_ppr2_only", **params))  # the walk alone
+        steps("ppr_passages", lambda: memory.store.run("ppr2_passages", **params))
+        steps("total", lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False))
+    return steps.medians()
 
 
 def write_json(path: str | Path, data: Any) -> Path:
@@ -175,7 +229,36 @@ def add_one_ms(memory: HippoRAG, candidates: Sequence[PassageIn], repeats: int =
     return {"median": percentile(samples, 50), "samples": samples}
 
 
-def emptied(memory: HippoRAG, say: Say) -> HippoRAG:
+def after_write_ms(memory: HippoRAG, passages: Sequence[PassageIn], queries: Sequence[Query], *, top_k: int = 10
+                   ) -> dict[str, Any]:
+    """What a write costs the next graph query, a round per passage: index it (timed), then per graph mode the
+    first query (the newest complete projection, refreshed in the background; the writes it had not seen), then
+    the next one; once the refreshes are done and the passage is deleted again, the same query with
+    ``fresh=True`` (it waits for the current projection) and a steady one. Medians in ms, and the samples."""
+    def ask(mode: str, q: Query, fresh: bool = False) -> Any:
+        return memory.query(q.text, mode=mode, top_k=top_k, entities=q.entities, filter=False, fresh=fresh)
+
+    samples = {m: {k: [] for k in ("write", "first", "next", "fresh", "steady", "behind")} for m in GRAPH_MODES}
+    for mode in GRAPH_MODES:
+        ask(mode, queries[0], fresh=True)  # every kind projected once before the rounds
+    for i, p in enumerate(passages):
+        q, write = queries[i % len(queries)], timed(lambda: memory.index([p]))
+        for mode in GRAPH_MODES:
+            found: list[Any] = []
+            samples[mode]["first"].append(timed(lambda: found.append(ask(mode, q))))
+            samples[mode]["behind"].append(found[0].writes_behind)
+            samples[mode]["write"].append(write)
+        for mode in GRAPH_MODES:
+            samples[mode]["next"].append(timed(lambda: ask(mode, q)))
+        projection.wait_for_refreshes(memory.driver)
+        memory.delete([p.passage_id])
+        for mode in GRAPH_MODES:
+            samples[mode]["fresh"].append(timed(lambda: ask(mode, q, fresh=True)))
+            samples[mode]["steady"].append(timed(lambda: ask(mode, q)))
+    return {m: {k: percentile(v, 50) for k, v in by.items()} | {"samples": by} for m, by in samples.items()}
+
+
+def emptied(memory: HippoRAG) -> HippoRAG:
     """``memory`` with its namespace dropped first if a previous run left anything in it."""
     if memory.stats()["passages"] or memory.stats()["phrases"]:
         say(f"dropping the previous benchmark namespace {memory.namespace!r}")
@@ -183,7 +266,7 @@ def emptied(memory: HippoRAG, say: Say) -> HippoRAG:
     return memory
 
 
-def drop(memory: HippoRAG, result: dict[str, Any], say: Say, attempts: int = 3) -> None:
+def drop(memory: HippoRAG, result: dict[str, Any], attempts: int = 3) -> None:
     """Drop the bench namespace; a transient failure (e.g. the server's transaction memory pool, shared with
     other clients) is retried, and a lasting one is recorded and reported instead of losing the figures."""
     for attempt in range(1, attempts + 1):
@@ -229,13 +312,24 @@ def server_rss_mb(settings: ConnectionSettings) -> float | None:
 # through hippo serve: a Target each.
 
 
+def load_query(kind: str, doc: PassageIn) -> dict[str, Any]:
+    """A client's query of mode ``kind`` about ``doc`` (the body of ``POST /query``): its text, and for the graph
+    modes its first 4 entities; ``sentinel``: the word of :data:`SENTINEL` by bm25."""
+    if kind == "sentinel":
+        return {"query": f"{SENTINEL_WORD} gate", "mode": "bm25", "top_k": 3}
+    body = {"query": doc.text[:300], "mode": kind, "top_k": 5, "filter": False}
+    if kind in ("hipporag1", "hipporag2", "entity-ppr"):
+        body["entities"] = [e for e in doc.extraction.named_entities if e.strip()][:4] or [doc.title]
+    return body
+
+
 class Target(Protocol):
     """A namespace as one thread reaches it (each thread its own)."""
 
     def index(self, docs: list[PassageIn]) -> None: ...
     def delete(self, ids: list[str]) -> None: ...
     def count(self) -> int: ...
-    def query(self, body: dict[str, Any]) -> tuple[list[tuple[str, str, bool]], int | None]:
+    def ask(self, body: dict[str, Any]) -> tuple[list[tuple[str, str, bool]], int | None]:
         """(id, text, filled) per passage, and the writes the walk had not seen (None: not a graph mode)."""
 
 
@@ -250,11 +344,6 @@ class Ledger:
     adds_committed: int = 0
     deletes_begun: int = 0
     deletes_committed: int = 0
-
-    def preloaded(self, docs: Sequence[PassageIn]) -> None:
-        for d in docs:
-            self.versions[d.passage_id] = {d.text}
-        self.adds_begun = self.adds_committed = len(docs)
 
     def add(self, docs: Sequence[PassageIn], write: Callable[[], Any], *, new: bool = True) -> None:
         """Record ``docs`` (their texts) as begun, ``write()`` them, record them as committed; ``new=False``: new
@@ -292,6 +381,11 @@ class Ledger:
                 elif pid in self.deleted_at and self.deleted_at[pid] < sent:
                     out.append(f"{label}: {pid} returned after its deletion committed")
         return out
+
+
+SENTINEL_WORD = "zqxvortigaunt"
+SENTINEL = PassageIn(id="sentinel", title="Sentinel", text=f"The {SENTINEL_WORD} guards the gate.",
+                     extraction=Extraction(named_entities=[SENTINEL_WORD], triples=[[SENTINEL_WORD, "guards", "gate"]]))
 
 
 class Sentinel:
@@ -399,11 +493,10 @@ def write_loop(target: Target, stream: list[PassageIn], by_id: dict[str, Passage
         stats.problem("writer", f"{type(exc).__name__}: {exc}", error=True)
 
 
-def query_loop(target: Target, docs: list[PassageIn], ledger: Ledger, stats: LoadStats,
-               ask: Callable[[str, PassageIn], dict], count_every: int, stop: threading.Event, seed: int,
-               sentinel: Sentinel | None = None) -> None:
-    """A client: the query kinds of ``stats`` in turn (``ask`` builds each query's body from a random passage),
-    every ``count_every``-th request a passage count instead, each answer checked until ``stop``."""
+def query_loop(target: Target, docs: list[PassageIn], ledger: Ledger, stats: LoadStats, count_every: int,
+               stop: threading.Event, seed: int, sentinel: Sentinel | None = None) -> None:
+    """A client: the query kinds of ``stats`` in turn (:func:`load_query` about a random passage), every
+    ``count_every``-th request a passage count instead, each answer checked until ``stop``."""
     rng = random.Random(seed)
     n = 0
     while not stop.is_set():
@@ -422,7 +515,7 @@ def query_loop(target: Target, docs: list[PassageIn], ledger: Ledger, stats: Loa
                 if not low <= count <= high:
                     stats.problem(kind, f"{count} passages outside [{low}, {high}]")
             else:
-                passages, behind = target.query(ask(kind, doc))
+                passages, behind = target.ask(load_query(kind, doc))
                 answered = time.monotonic()
                 with stats.lock:
                     stats.violations += ledger.violations(kind, passages, sent)
@@ -442,11 +535,26 @@ def query_loop(target: Target, docs: list[PassageIn], ledger: Ledger, stats: Loa
             stats.problem(kind, f"{type(exc).__name__}: {exc}", error=True)
 
 
-def run_until(threads: list[threading.Thread], stop: threading.Event, done: Callable[[float], bool],
-              deadline_s: float, join_s: float = 120.0) -> tuple[float, bool, list[str]]:
-    """Start ``threads``; set ``stop`` as soon as ``done(elapsed seconds)`` holds, a thread has ended (a writer
-    that failed or ran out of passages) or ``deadline_s`` has passed; join them. The wall time, whether ``done``
-    held, and the names of the threads still alive ``join_s`` after the stop."""
+def run_load(target: Callable[[], Target], docs: list[PassageIn], stats: LoadStats, workload: Workload, *,
+             preload: int, clients: int, count_every: int,
+             done: Callable[[float], bool], deadline_s: float, warm: Callable[[Target], Any] = lambda t: None,
+             ) -> dict[str, Any]:
+    """Index ``docs[:preload]`` (then ``warm`` the namespace), then run one writer over the rest of ``docs`` and
+    ``clients`` query clients, each through a ``target()`` of its own, until ``done(elapsed seconds)`` holds, a
+    thread has ended (a writer that failed or ran out of passages) or ``deadline_s`` has passed. The report: the
+    wall time, whether ``done`` held, latency in all and per kind ("count": passage counts), errors, violations,
+    the threads still alive two minutes after the stop, what the writer wrote and what the sentinel query found."""
+    ledger, stop, sentinel = Ledger(), threading.Event(), workload.sentinel
+    admin = target()
+    ledger.add(docs[:preload], lambda: admin.index(docs[:preload]))
+    if sentinel is not None:
+        ledger.versions[sentinel.doc.passage_id] = {sentinel.doc.text}
+    warm(admin)
+    by_id = {d.passage_id: d for d in docs}
+    threads = [threading.Thread(target=write_loop, name="writer",
+                                args=(target(), docs[preload:], by_id, ledger, workload, stop, stats))]
+    threads += [threading.Thread(target=query_loop, name=f"client-{k}", args=(
+        target(), docs[: preload + 200], ledger, stats, count_every, stop, k, sentinel)) for k in range(clients)]
     began = time.monotonic()
     for t in threads:
         t.start()
@@ -455,31 +563,18 @@ def run_until(threads: list[threading.Thread], stop: threading.Event, done: Call
         time.sleep(0.02)
     reached = done(time.monotonic() - began)
     stop.set()
-    hung = []
     for t in threads:
-        t.join(join_s)
-        if t.is_alive():
-            hung.append(t.name)
-    return time.monotonic() - began, reached, hung
-
-
-def run_load(target: Callable[[], Target], docs: list[PassageIn], stats: LoadStats, workload: Workload,
-             ask: Callable[[str, PassageIn], dict], *, preload: int, clients: int, count_every: int,
-             done: Callable[[float], bool], deadline_s: float, warm: Callable[[Target], Any] = lambda t: None,
-             ) -> tuple[float, bool, list[str]]:
-    """Index ``docs[:preload]`` (then ``warm`` the namespace), then run one writer over the rest of ``docs`` and
-    ``clients`` query clients, each through a ``target()`` of its own, until ``done`` (see :func:`run_until`)."""
-    ledger, stop, sentinel = Ledger(), threading.Event(), workload.sentinel
-    admin = target()
-    admin.index(docs[:preload])
-    ledger.preloaded(docs[:preload])
-    if sentinel is not None:
-        ledger.versions[sentinel.doc.passage_id] = {sentinel.doc.text}
-    warm(admin)
-    by_id = {d.passage_id: d for d in docs}
-    threads = [threading.Thread(target=write_loop, name="writer",
-                                args=(target(), docs[preload:], by_id, ledger, workload, stop, stats))]
-    threads += [threading.Thread(target=query_loop, name=f"client-{k}", args=(
-        target(), docs[: preload + 200], ledger, stats, ask, count_every, stop, k, sentinel)) for k in range(clients)]
-    return run_until(threads, stop, done, deadline_s)
+        t.join(120)
+    wall, queries = time.monotonic() - began, [x for kind in stats.kinds for x in stats.latencies[kind]]
+    return {
+        "seconds": round(wall, 1), "reached": reached, "clients": clients, "queries": len(queries),
+        "requests": len(queries) + len(stats.latencies["count"]), "count_checks": len(stats.latencies["count"]),
+        "queries_per_s": round(len(queries) / wall, 1), "p50_ms": ms(queries, 50), "p95_ms": ms(queries, 95),
+        "per_mode": {k: {"queries": len(v), "p50_ms": ms(v, 50), "p95_ms": ms(v, 95)}
+                     for k, v in stats.latencies.items()},
+        "errors": len(stats.errors), "error_samples": stats.errors[:10],
+        "violations": len(stats.violations), "violation_samples": stats.violations[:10],
+        "hung_threads": [t.name for t in threads if t.is_alive()], "writer": stats.wrote,
+        "sentinel_answers": stats.sentinel,
+    }
 

@@ -3,10 +3,9 @@ cold load time (a fresh process: import, load, first vector), and dense passage 
 
     python bench/encoders.py --dataset ../shared/datasets/musique_train
 
-Passages are ``title + "\\n" + text`` of corpus.json; phrases the normalised ``extracted_entities`` and facts the
-``extracted_triples`` (joined by spaces) of the OpenIE file, each a sample of --sample (fixed seed); queries the
-questions of questions.json, embedded one at a time as queries. Recall@k ranks all passages by the query's
-dot product against each question's supporting passages. Prints a markdown table; writes bench/out/encoders.json.
+Passages are embedded as indexing embeds them; phrases are the normalised entities and facts the triples of the
+OpenIE file, 3,000 of each (fixed seed); each question is embedded alone, as a query, and recall@k is that of its
+supporting passages among all passages by dot product. Prints a markdown table; writes bench/out/encoders.json.
 """
 
 from __future__ import annotations
@@ -17,14 +16,14 @@ import random
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
-from common import MUSIQUE, ROOT, default_datasets_dir, parser, table, write_json
+from common import MUSIQUE, ROOT, Steps, default_datasets_dir, parser, table, write_json
 
 from hippo_neo4j.encode import load_encoder
 from hippo_neo4j.encode.onnx import available_cores
+from hippo_neo4j.evaluation import load_dataset, percentile
 from hippo_neo4j.text import normalize_phrase
 
 ENCODERS = ("bge-small-en-v1.5", "bge-small-en-v1.5-q", "all-MiniLM-L6-v2", "all-MiniLM-L6-v2-q")
@@ -34,25 +33,19 @@ COLD_LOAD = (
 )
 
 
-def load_texts(dataset: Path, sample: int, seed: int) -> dict:
-    corpus = json.loads((dataset / "corpus.json").read_text())
-    passages = [f"{p['title']}\n{p['text']}" for p in corpus]
-    docs = json.loads(next(dataset.glob("openie_*.json")).read_text())["docs"]
+def load_texts(dataset: Path, sample: int = 3000, seed: int = 0) -> dict:
+    data = load_dataset(dataset)
+    docs = json.loads(data.openie.read_text())["docs"]
     phrases = sorted({normalize_phrase(e) for d in docs for e in d.get("extracted_entities", [])} - {""})
     facts = sorted({" ".join(map(str, t)) for d in docs for t in d.get("extracted_triples", []) if t})
     rng = random.Random(seed)
-    questions = json.loads((dataset / "questions.json").read_text())
-    index = {text: i for i, text in enumerate(passages)}
-    gold = [
-        {index[f"{p['title']}\n{p['paragraph_text']}"] for p in q["paragraphs"] if p.get("is_supporting")}
-        for q in questions
-    ]
+    index = {p.passage_id: i for i, p in enumerate(data.passages)}
     return {
-        "passages": passages,
+        "passages": [p.full_text for p in data.passages],
         "phrases": rng.sample(phrases, min(sample, len(phrases))),
         "facts": rng.sample(facts, min(sample, len(facts))),
-        "queries": [q["question"] for q in questions],
-        "gold": gold,
+        "queries": [q.question for q in data.questions],
+        "gold": [{index[pid] for pid in q.gold} for q in data.questions],
         "sizes": {"phrases_distinct": len(phrases), "facts_distinct": len(facts)},
     }
 
@@ -69,12 +62,6 @@ def cold_load(name: str, repeats: int) -> float:
     return statistics.median(runs)
 
 
-def throughput(encoder, texts: list[str]) -> tuple[float, np.ndarray]:
-    started = time.perf_counter()
-    vectors = encoder.encode(texts)
-    return len(texts) / (time.perf_counter() - started), vectors
-
-
 def recall(query_vectors: np.ndarray, passage_vectors: np.ndarray, gold: list[set[int]], k: int) -> float:
     scores = np.nan_to_num(query_vectors) @ np.nan_to_num(passage_vectors).T
     top = np.argsort(-scores, axis=1)[:, :k]
@@ -86,20 +73,14 @@ def bench(name: str, texts: dict, repeats: int) -> dict:
     encoder.encode(["fetch and warm up"] * 4)  # fetched once, outside the timings
     result: dict = {"encoder": name, "dimension": encoder.dimension, "fingerprint": encoder.fingerprint}
     result["load_s"] = cold_load(name, repeats)
-    vectors = {}
-    for kind in ("passages", "phrases", "facts"):
-        rate, vectors[kind] = throughput(encoder, texts[kind])
-        result[f"{kind}_per_s"] = rate
+    steps, kinds = Steps(), ("passages", "phrases", "facts")
+    vectors = {kind: steps(kind, lambda kind=kind: encoder.encode(texts[kind])) for kind in kinds}
+    for kind in vectors:
+        result[f"{kind}_per_s"] = len(texts[kind]) / steps.samples[kind][0] * 1000
         result[f"{kind}_n"] = len(texts[kind])
     encoder.encode_queries(texts["queries"][:3])
-    latencies, query_vectors = [], []
-    for question in texts["queries"]:
-        started = time.perf_counter()
-        query_vectors.append(encoder.encode_queries([question])[0])
-        latencies.append(1000 * (time.perf_counter() - started))
-    result["query_p50_ms"] = statistics.median(latencies)
-    result["query_p90_ms"] = float(np.percentile(latencies, 90))
-    queries = np.vstack(query_vectors)
+    queries = np.vstack([steps("query", lambda q=q: encoder.encode_queries([q])[0]) for q in texts["queries"]])
+    result["query_p50_ms"], result["query_p90_ms"] = (percentile(steps.samples["query"], q) for q in (50, 90))
     for k in (2, 5):
         result[f"recall@{k}"] = recall(queries, vectors["passages"], texts["gold"], k)
     result["passage_vectors"] = vectors["passages"]
@@ -112,10 +93,9 @@ def main() -> None:
     p.add_argument("--dataset", default=str(default_datasets_dir() / MUSIQUE))
     p.add_argument("--encoders", default=",".join(ENCODERS), help="comma-separated encoder names")
     p.add_argument("--st", action="store_true", help="also sentence-transformers all-MiniLM-L6-v2 (torch)")
-    p.add_argument("--sample", type=int, default=3000, help="phrases and facts sampled (fixed seed)")
     p.add_argument("--json", default=str(ROOT / "bench" / "out" / "encoders.json"))
     args = p.parse_args()
-    texts = load_texts(Path(args.dataset), args.sample, seed=0)
+    texts = load_texts(Path(args.dataset))
     names = [n for n in args.encoders.split(",") if n] + (["st:all-MiniLM-L6-v2"] if args.st else [])
     load_before = os.getloadavg()[0]
     results = [bench(name, texts, repeats=3) for name in names]
@@ -137,7 +117,7 @@ def main() -> None:
     for pair, cos in agreement.items():
         print(f"passage cosine {pair}: mean {cos['mean']:.5f}, min {cos['min']:.5f}")
     out = write_json(args.json, {
-        "dataset": args.dataset, "sample": args.sample, "seed": 0, "cores": available_cores(),
+        "dataset": args.dataset, "sample": 3000, "seed": 0, "cores": available_cores(),
         "load_average": [load_before, os.getloadavg()[0]], "sizes": texts["sizes"],
         "results": results, "passage_agreement": agreement})
     print(f"wrote {out}")

@@ -1,9 +1,7 @@
 """Where a graph query's statement spends its time, on one indexed namespace: GDS PageRank alone (one iteration
-and to convergence) over the phrase projection, entity-ppr's statement with its lookup window against the
-same statement with a window 8 times wider (rankings compared), hipporag2's statement with its mass floor
-against the same statement sorting every node (rankings compared) and GDS PageRank alone on its seeds
-(`gds.pageRank.stats`), and the passage cosines that seed entity-ppr and hipporag2, computed by the client
-from the vectors it holds and by the server.
+and to convergence, ``cypher/bench_ppr_only.cypher``), entity-ppr's statement with its lookup window against a
+window 8 times wider, hipporag2's statement with its mass floor against sorting every node (rankings compared)
+and its PageRank alone, and the passage cosines of a query in the client and on the server.
 
     python bench/ppr_statements.py --namespace eval-musique_train-bge-small-en-v1.5 --queries 15
 
@@ -13,10 +11,8 @@ Statements alternate per question, so a loaded machine slows each alike. Prints 
 from __future__ import annotations
 
 import json
-import statistics
-import time
 
-from common import namespace_questions
+from common import Steps, namespace_questions
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.db import cypher
@@ -27,16 +23,12 @@ from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
 from hippo_neo4j.retrieve.hipporag2 import mass_floor, passage_seeds, ppr2_parameters
 
 WIDE = 4000  # a window 8 times wider
-PPR = """UNWIND $seeds AS seed MATCH (ph:Phrase {ns: $ns, text: seed.text})
-WITH collect([ph, seed.weight]) AS sources
-CALL gds.pageRank.stream($graph, {sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
-  maxIterations: $iterations, tolerance: $tolerance, concurrency: $concurrency})
-YIELD nodeId, score RETURN count(*) AS nodes"""
 
 
 def main() -> None:
     args, extractor, questions = namespace_questions(__doc__, 15)
-    entity_statement, hipporag2_statement = cypher("entity_ppr_passages"), cypher("ppr2_passages")
+    ppr, entity_statement, hipporag2_statement = (cypher(name) for name in (
+        "bench_ppr_only", "entity_ppr_passages", "ppr2_passages"))
     with HippoRAG(namespace=args.namespace, extractor=extractor) as memory:
         ns, db, driver = memory.namespace, memory.database, memory.driver
         phrase = projection.ensure(driver, db, ns, "phrase")
@@ -53,8 +45,8 @@ def main() -> None:
             seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
             if seeds:
                 p = ppr_parameters(memory.config, seeds, 10) | {"graph": phrase.name, "ns": ns}
-                runs["pagerank, 1 iteration"].append((PPR, p | {"iterations": 1}))
-                runs["pagerank, to tolerance"].append((PPR, p | {"iterations": memory.config.ppr_max_iterations}))
+                runs["pagerank, 1 iteration"].append((ppr, p | {"maxIterations": 1}))
+                runs["pagerank, to tolerance"].append((ppr, p))
             vector = memory.encoder.encode_queries([text])[0]
             cosines = memory.retrieval.passage_vectors().cosines(vector, mentions)
             seeds = entity_seeds(linked, memory.config.entity_share)
@@ -79,25 +71,17 @@ def main() -> None:
                 runs["hipporag2, pagerank only"].append((cypher("bench_ppr2_only"), h))
             runs[f"entity-ppr, window {entity_ppr.WINDOW}"].append((entity_statement, e))
             runs[f"entity-ppr, window {WIDE}"].append((entity_statement, e | {"window": WIDE}))
-        times: dict[str, list[float]] = {k: [] for k in runs}
-        ranked: dict[str, list] = {k: [] for k in runs}
+        steps, ranked = Steps(*runs), {k: [] for k in runs}
         for i in range(max(len(v) for v in runs.values())):
             for name, items in runs.items():
                 if i < len(items):
-                    statement, params = items[i]
-                    began = time.perf_counter()
-                    records = driver.execute_query(statement, params, database_=db).records
-                    times[name].append((time.perf_counter() - began) * 1000)
+                    records = steps(name, lambda: driver.execute_query(*items[i], database_=db).records)
                     if "ranked" in records[0].keys():
                         ranked[name].append([(r["id"], r["score"]) for r in records[0]["ranked"]])
         held = memory.retrieval.passage_vectors()
-        scored = []
         for vector in client:
-            began = time.perf_counter()
-            held.cosines(vector, mentions)
-            scored.append((time.perf_counter() - began) * 1000)
-        times["passage cosines in the client"] = scored
-        out = {name: round(statistics.median(v), 1) for name, v in times.items() if v}
+            steps("passage cosines in the client", lambda: held.cosines(vector, mentions))
+        out = {name: round(v, 1) for name, v in steps.medians().items() if v is not None}
         for label, (cut, full) in {
             f"entity-ppr rankings equal (window {entity_ppr.WINDOW} vs {WIDE})":
                 (f"entity-ppr, window {entity_ppr.WINDOW}", f"entity-ppr, window {WIDE}"),

@@ -1,7 +1,6 @@
 """Steady query p50 of every mode against the in-process reference on one indexed namespace (the latency step
-of ``make bench``, ``suite.measure_latency``), once per block size: the two paths take turns in blocks of that
-many queries. With ``--profile``, then the step medians of a hipporag2 query (``suite.profile_hipporag2``:
-encoding, facts, passage seeds, GDS PageRank alone, the whole statement) on the same queries.
+of ``make bench``, ``common.measure_latency``), once per block size: the two paths take turns in blocks of that
+many queries. With ``--profile``, then the step medians of a hipporag2 query (``common.profile_hipporag2``).
 
     python bench/reference_ratio.py --namespace eval-musique_train-bge-small-en-v1.5 --blocks 1,10,100,1,10,100
     python bench/reference_ratio.py --namespace eval-musique_train-bge-small-en-v1.5 --blocks 10 --profile
@@ -13,8 +12,7 @@ from __future__ import annotations
 
 import json
 
-from common import namespace_questions
-from suite import measure_latency, profile_hipporag2
+from common import measure_latency, namespace_questions, profile_hipporag2
 
 from hippo_neo4j import HippoRAG
 

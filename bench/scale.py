@@ -1,15 +1,12 @@
-"""The scale curve (``make bench BENCH_ARGS="--scale 2000,10000,50000"``, or ``python bench/scale.py``):
-synthetic corpora of growing size (:class:`Corpus`, prefixes of one seeded stream, with their extraction), each
-indexed into its own namespace ``bench-scale-<size>``, and per size indexing throughput, adding one passage,
-the GDS projections of each kind (build time, catalogue size, GDS's estimate; and as native projections over a
-namespace label of the benchmark's own), the server's heap and RSS, steady query latency per mode, and write ->
-first query. Vectors come from :class:`TokenBagEncoder` (speed only, not retrieval quality). What each figure
-is, and the curve measured: docs/scale.md.
+"""The scale curve (``make bench BENCH_ARGS="--scale 2000,10000,50000"``, or ``python bench/scale.py``) on
+synthetic corpora of growing size (:class:`Corpus`), each in its own namespace ``bench-scale-<size>``, with vectors
+from :class:`TokenBagEncoder` (speed only). What each figure is, and the curve measured: docs/scale.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import math
@@ -21,8 +18,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from common import (Query, add_one_ms, catalogue_size, drop, emptied, fmt, local_server, p50_p95, parser, say,
-                    server_rss_mb, throughput, timed, timed_index, write_json)
+from common import (GRAPH_MODES, Query, add_one_ms, after_write_ms, catalogue_size, drop, emptied, fmt, local_server,
+                    measure_latency, parser, say, server_rss_mb, throughput, timed, timed_index, write_json)
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.config import ConnectionSettings
@@ -32,11 +29,7 @@ from hippo_neo4j.graph import projection
 from hippo_neo4j.models import Extraction, IndexReport, PassageIn
 from hippo_neo4j.text import normalize_phrase
 
-DEFAULT_SIZES = "2000,10000,50000"
-LATENCY_MODES = ("hipporag1", "hipporag2", "dense", "entity-ppr", "bm25")
-WRITE_QUERY_MODES = ("hipporag1", "hipporag2", "entity-ppr")
-KINDS = ("phrase", "passage", "mentions")
-
+LATENCY_MODES = ("hipporag1", "hipporag2", "dense", "entity-ppr", "bm25")  # those of common.measure_latency
 
 
 def _digest(text: str, salt: str = "") -> int:
@@ -53,7 +46,6 @@ class TokenBagEncoder(Encoder):
 
     def __init__(self, dimension: int = 384) -> None:
         self._dimension = dimension
-        self._cache: dict[str, np.ndarray] = {}
 
     @property
     def dimension(self) -> int:
@@ -63,14 +55,10 @@ class TokenBagEncoder(Encoder):
     def fingerprint(self) -> str:
         return hashlib.sha256(f"{self.name}:{self._dimension}:blake2b-token-seed".encode()).hexdigest()
 
+    @functools.lru_cache(maxsize=1_000_000)  # noqa: B019 - one encoder per size, kept for the run
     def _token(self, token: str) -> np.ndarray:
-        vector = self._cache.get(token)
-        if vector is None:
-            v = np.random.default_rng(_digest(token, "token")).standard_normal(self._dimension)
-            vector = (v / np.linalg.norm(v)).astype(np.float32)
-            if len(self._cache) < 1_000_000:
-                self._cache[token] = vector
-        return vector
+        v = np.random.default_rng(_digest(token, "token")).standard_normal(self._dimension)
+        return (v / np.linalg.norm(v)).astype(np.float32)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self._dimension), dtype=np.float32)
@@ -260,16 +248,11 @@ def measure_projections(memory: HippoRAG, builds: int) -> dict[str, Any]:
     (dropped in between), the catalogue's size of the last and GDS's estimate. All three are left in memory."""
     d, db, ns = memory.driver, memory.database, memory.namespace
     out: dict[str, Any] = {}
-    for kind in KINDS:
+    for kind in projection.KINDS:
         estimate = projection.check_memory(d, db, ns, kind)
         graphs: list[Any] = []
-
-        def before(b: int) -> None:
-            if b:
-                drop_graph(memory, graphs[-1].name)
-                projection.forget(d, db, ns)
-
-        out[kind] = built(builds, lambda: graphs.append(projection.ensure(d, db, ns, kind)), before)
+        out[kind] = built(builds, lambda: graphs.append(projection.ensure(d, db, ns, kind)),
+                          lambda b: b and projection.drop(d, db, ns, kind=kind))
         if not all(g.created for g in graphs):
             raise RuntimeError(f"projection {graphs[-1].name} was not built afresh")
         out[kind] |= {**catalogue_size(memory, graphs[-1].name), "estimate_min_mb": estimate["bytes_min"] / 2**20,
@@ -297,44 +280,6 @@ def native_projections(memory: HippoRAG, size: int, builds: int) -> dict[str, An
             labels=labels, rels={r: weighted[r] for r in rels}, database_=memory.database),
             lambda b: drop_graph(memory, name)) | catalogue_size(memory, name)
         drop_graph(memory, name)
-    return out
-
-
-def ask(memory: HippoRAG, mode: str, q: Query) -> Any:
-    return memory.query(q.text, mode=mode, top_k=10, entities=q.entities, filter=False)
-
-
-def steady_latency(memory: HippoRAG, queries: Sequence[Query], warmup: int = 3) -> dict[str, Any]:
-    """p50/p95 ms per mode after ``warmup`` queries of that mode, and how many came back empty."""
-    out: dict[str, Any] = {}
-    for mode in LATENCY_MODES:
-        for q in queries[:warmup]:
-            ask(memory, mode, q)
-        samples, empty = [], 0
-        for q in queries:
-            found: list[Any] = []
-            samples.append(timed(lambda: found.append(ask(memory, mode, q))))
-            empty += not found[0].passages
-        out[mode] = p50_p95(samples) | {"empty": empty, "n": len(samples)}
-    return out
-
-
-def write_then_query(memory: HippoRAG, spare: Sequence[PassageIn], queries: Sequence[Query], rounds: int
-                     ) -> dict[str, Any]:
-    """Per mode and round: index one new passage (timed), then time the first query (it projects the new
-    version) and the next one; the passage is deleted again after the round."""
-    out: dict[str, Any] = {}
-    for mode in WRITE_QUERY_MODES:
-        writes, first, second = [], [], []
-        for r in range(rounds):
-            p, q = spare[r % len(spare)], queries[r % len(queries)]
-            writes.append(timed(lambda: memory.index([p])))
-            first.append(timed(lambda: ask(memory, mode, q)))
-            second.append(timed(lambda: ask(memory, mode, q)))
-            memory.delete([p.passage_id])
-        out[mode] = {"write_ms": statistics.median(writes), "first_query_ms": statistics.median(first),
-                     "next_query_ms": statistics.median(second),
-                     "write_samples_ms": writes, "first_samples_ms": first, "next_samples_ms": second}
     return out
 
 
@@ -368,8 +313,7 @@ def index_size(memory: HippoRAG, todo: list[PassageIn], budget_s: float | None, 
 def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: int, args: argparse.Namespace
              ) -> dict[str, Any]:
     """Every figure of one size, in namespace ``bench-scale-<size>`` (dropped after unless ``args.keep``)."""
-    memory = emptied(HippoRAG(connection, namespace=f"bench-scale-{size}", driver=driver, encoder=TokenBagEncoder()),
-                     say)
+    memory = emptied(HippoRAG(connection, namespace=f"bench-scale-{size}", driver=driver, encoder=TokenBagEncoder()))
     passages = corpus.passages(size + max(5, args.rounds))
     spare = passages[size:]
     result: dict[str, Any] = {"size": size}
@@ -395,12 +339,12 @@ def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: 
             result["native_projections"] = native_projections(memory, size, args.builds)
         qs = make_queries(todo, args.queries)
         say(f"[{size}] steady latency ({len(qs)} queries per mode), then write -> first query ({args.rounds} rounds)")
-        result["latency_ms"] = steady_latency(memory, qs)
-        result["write_then_query_ms"] = write_then_query(memory, spare, qs, args.rounds)
+        result["latency_ms"] = measure_latency(memory, qs, reference=False)
+        result["write_then_query_ms"] = after_write_ms(memory, spare[: args.rounds], qs)
         result["server_rss_mb_end"] = server_rss_mb(connection)
     finally:
         if not args.keep:
-            drop(memory, result, say)
+            drop(memory, result)
     return result
 
 
@@ -448,7 +392,7 @@ def scale_table(result: dict[str, Any]) -> str:
         ("  of which synonym s", 1, ("index.synonym_s",), False),
         ("add one passage, ms (median of 5)", 0, ("add_one_ms",), True),
     ]
-    for k in KINDS:
+    for k in projection.KINDS:
         p = f"projections.{k}."
         rows += [(f"projection {k}: build ms", 0, (p + "build_ms",), True),
                  (f"projection {k}: nodes / relationships", "{:,} / {:,}", (p + "nodes", p + "relationships"), False),
@@ -469,8 +413,7 @@ def scale_table(result: dict[str, Any]) -> str:
     rows += [(f"{m} p50 / p95 ms", "{:.1f} / {:.1f}", (f"latency_ms.{m}.p50", f"latency_ms.{m}.p95"), True)
              for m in LATENCY_MODES]
     rows += [(f"write → first {m} query ms (next)", "{:.0f} ({:.0f})",
-              (f"write_then_query_ms.{m}.first_query_ms", f"write_then_query_ms.{m}.next_query_ms"), True)
-             for m in WRITE_QUERY_MODES]
+              (f"write_then_query_ms.{m}.first", f"write_then_query_ms.{m}.next"), True) for m in GRAPH_MODES]
 
     def value(r: Any, path: str) -> Any:
         for key in path.split("."):
@@ -508,7 +451,7 @@ def scale_table(result: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p = parser(__doc__)
-    p.add_argument("--scale", default=DEFAULT_SIZES, help="passage counts, e.g. 2000,10000,50k")
+    p.add_argument("--scale", default="2000,10000,50000", help="passage counts, e.g. 2000,10000,50000")
     p.add_argument("--scale-json", default="bench/out/scale.json", help="write the figures here")
     p.add_argument("--queries", type=int, default=50, help="steady queries per mode and size")
     p.add_argument("--builds", type=int, default=3, help="projection builds per kind (the median is reported)")
@@ -528,9 +471,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         result = json.loads(out.read_text(encoding="utf-8"))
         print(scale_table(result))
         return result
-    sizes = [int(float(s[:-1]) * 1000) if s.endswith("k") else int(s)
-             for s in args.scale.lower().replace("_", "").replace(" ", "").split(",") if s]
-    if not sizes or any(s <= 0 for s in sizes):
+    sizes = [int(s) for s in args.scale.split(",") if s.strip().isdigit() and int(s) > 0]
+    if not sizes or len(sizes) != len(args.scale.split(",")):
         p.error(f"--scale takes positive passage counts separated by commas, got {args.scale!r}")
     earlier = json.loads(out.read_text(encoding="utf-8")) if args.append and out.exists() else {}
 

@@ -23,14 +23,7 @@ QUESTION = "Who was the first president of the association which published Journ
 
 
 def tree_mb(path: Path) -> float:
-    total = 0
-    for root, _dirs, files in os.walk(path):
-        for name in files:
-            try:
-                total += (Path(root) / name).lstat().st_size
-            except OSError:
-                pass
-    return total / 2**20
+    return sum((Path(root) / name).lstat().st_size for root, _, files in os.walk(path) for name in files) / 2**20
 
 
 def wall(cmd: list[str], runs: int) -> dict[str, float | list[float]]:
@@ -59,7 +52,7 @@ def main() -> None:
         result["query"][mode] = wall(cmd, args.runs)
     out = Path(args.json_out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")  # not common.write_json: no library import
     print(f"virtualenv {result['venv']}: {result['venv_mb']:,.0f} MB")
     print(f"import hippo_neo4j: median {result['import']['median_s']:.2f} s")
     for mode, fig in result["query"].items():

@@ -1,26 +1,8 @@
 """The benchmark suite (``make bench``, or ``python bench/suite.py``): retrieval latency next to the same retrieval in
 process, indexing throughput against the encoder alone, the first query after a write, the cost of adding one
 passage as the graph grows, step profiles of hipporag1 and hipporag2, server memory and projection size.
-``--scale SIZES`` runs the scale curve instead (bench/scale.py, with its own options).
-
-Output (issue 5)::
-
-    {"latency_ms": {DATASET: {MODE: {"p50", "p95", "inprocess_p50"}}},
-     "index": {DATASET: {"passages_per_s", "embed_s", "write_s", "synonym_s"}},
-     (musique_train also: "index_s", "encoder_only_s", "encoder_ratio")
-     "add_one_ms": {"1000", "3000", "6000"}, "server_rss_mb", "projection_mb"}
-
-plus ``profile_ms`` and ``profile_hipporag2_ms`` (where a query's time goes), ``after_write_ms``, ``graph``
-sizes and ``meta``.
-
-Latency excludes query NER (the entities are extracted beforehand, as an LLM would be) and includes
-everything after it: encoding, linking, the projection check, PPR and aggregation. The in-process figure
-runs the same steps with numpy/scipy over the graph read back from Neo4j (:class:`ReferenceGraph` plus the
-phrase and passage embeddings), with the same encoder. Throughput excludes extraction time.
-
-``index_s`` is the wall-clock time of indexing musique_train (extraction excluded), ``encoder_only_s`` the
-encoder alone on the texts indexing embeds (:func:`index_against_encoder`): their ratio is how close indexing is
-to the encoder bound.
+``--scale SIZES`` runs the scale curve instead (bench/scale.py, with its own options). Latency excludes query NER
+and includes everything after it; throughput excludes extraction. What each figure is: docs/results.md.
 """
 
 from __future__ import annotations
@@ -28,62 +10,29 @@ from __future__ import annotations
 import os
 import random
 import re
-import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-from common import (MUSIQUE, WIKI, Query, Say, Steps, add_one_ms, catalogue_size, default_datasets_dir, drop, emptied,
-                    fmt, p50_p95, parser, say, server_rss_mb, table, throughput, timed, timed_index, write_json)
+from common import (MUSIQUE, WIKI, Query, Steps, add_one_ms, after_write_ms, asked, catalogue_size,
+                    default_datasets_dir, drop, emptied, fmt, measure_latency, parser, profile_hipporag2, say,
+                    server_rss_mb, table, throughput, timed, timed_index, write_json)
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.config import ConnectionSettings
 from hippo_neo4j.corpus import load_corpus
 from hippo_neo4j.db import connect
-from hippo_neo4j.evaluation import load_dataset, percentile
-from hippo_neo4j.evaluation.reference import InProcess
+from hippo_neo4j.evaluation import load_dataset
 from hippo_neo4j.extract import make_extractor
 from hippo_neo4j.graph import projection
 from hippo_neo4j.graph.indexing import PhraseNormaliser
 from hippo_neo4j.models import IndexReport, PassageIn
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
-from hippo_neo4j.retrieve.hipporag2 import mass_floor, ppr2_parameters
-from hippo_neo4j.retrieve.hipporag2 import passage_seeds as hipporag2_seeds
 from hippo_neo4j.text import normalize_phrase
 
 ADD_ONE_SIZES: tuple[int, ...] = (1000, 3000, 6000)
-GRAPH_MODES = ("hipporag1", "hipporag2", "entity-ppr")
-
-
-def measure_latency(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10, warmup: int = 3, block: int = 10
-                    ) -> dict[str, Any]:
-    """p50/p95 of the Neo4j path and p50 of the in-process path, per mode, on the same queries; the two paths
-    take turns in blocks of ``block`` queries, so that a change in the machine's load weighs on both alike
-    (one query each in turn would make each path evict the other's caches before every query)."""
-    inproc, cfg = InProcess.load(memory), memory.config
-    runs: dict[str, tuple[Callable[[Query], Any], Callable[[Query], Any]]] = {
-        "entity-ppr": (lambda q: memory.query(q.text, mode="entity-ppr", top_k=top_k, entities=q.entities),
-                       lambda q: inproc.entity_ppr(q.text, q.entities, cfg, top_k)),
-        "hipporag2": (lambda q: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False),
-                      lambda q: inproc.hipporag2(q.text, cfg, top_k)),
-        "hipporag1": (lambda q: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities),
-                      lambda q: inproc.hipporag1(q.entities, cfg.damping, top_k, cfg.ppr_tolerance,
-                                                 cfg.ppr_max_iterations)),
-        "dense": (lambda q: memory.query(q.text, mode="dense", top_k=top_k), lambda q: inproc.dense(q.text, top_k)),
-        "bm25": (lambda q: memory.query(q.text, mode="bm25", top_k=top_k), lambda q: inproc.bm25(q.text, top_k)),
-    }
-    out: dict[str, Any] = {}
-    for mode, (neo4j_fn, local_fn) in runs.items():
-        for q in queries[:warmup]:  # the first graph query of a mode projects the graph; warm caches too
-            neo4j_fn(q)
-            local_fn(q)
-        remote: list[float] = []
-        local: list[float] = []
-        for i in range(0, len(queries), block):
-            remote += [timed(lambda q=q: neo4j_fn(q)) for q in queries[i : i + block]]
-            local += [timed(lambda q=q: local_fn(q)) for q in queries[i : i + block]]
-        out[mode] = p50_p95(remote) | {"inprocess_p50": percentile(local, 50), "inprocess_p95": percentile(local, 95)}
-    return out
 
 
 def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
@@ -111,47 +60,15 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
     return result
 
 
-def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
-    """Median milliseconds of each step of a hipporag2 query through Neo4j (no recognition filter)."""
-    steps = Steps("encode", "facts", "dense_top_n", "projection_check", "passage_seeds", "pagerank", "ppr_passages",
-                  "total")
-    cfg, retriever = memory.config, memory.retriever("hipporag2")
-    for q in queries:
-        vector = steps("encode", lambda: memory.encoder.encode_queries([q.text])[0])
-        seeds = retriever.fact_seeds(steps("facts", lambda: memory.link_facts(vector)), cfg)
-        if not seeds:
-            continue
-        graph = steps("projection_check", lambda: projection.ensure(
-            memory.driver, memory.database, memory.namespace, "passage"))
-        given = None
-        if cfg.passage_seed_top_n:  # seeds from the top-N dense passages: one more round trip
-            given = steps("dense_top_n", lambda: retriever.passage_seed_rows(q.text, vector, cfg))
-
-        def passage_seeds() -> dict[str, Any]:
-            cosines = memory.retrieval.passage_vectors().cosines(vector, graph)
-            weights = hipporag2_seeds(cfg, cosines, given)
-            return {"passageSources": cosines.sources(weights), "massFloor": mass_floor(weights, top_k, cfg.damping)}
-
-        sources = steps("passage_seeds", passage_seeds)
-        params = ppr2_parameters(cfg, seeds, top_k) | {"graph": graph.name, "graphVersion": graph.version} | sources
-        steps("pagerank", lambda: memory.store.run("bench_ppr2_only", **params))  # the walk alone
-        steps("ppr_passages", lambda: memory.store.run("ppr2_passages", **params))
-        steps("total", lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False))
-    return steps.medians()
-
-
 def encoder_calls(memory: HippoRAG, passages: Sequence[PassageIn]) -> tuple[list[list[str]], dict[str, int]]:
-    """The encoder calls indexing ``passages`` into an empty namespace makes, and how many texts of each kind.
-
-    Per batch of ``batch_size`` accepted passages: their full texts, the batch's phrases not in an earlier
-    batch, and its facts not in an earlier batch (normalised by the indexer's own :class:`PhraseNormaliser`).
-    """
+    """The encoder calls indexing ``passages`` into an empty namespace makes, and how many texts of each kind:
+    per batch of ``batch_size`` accepted passages, their full texts, the batch's phrases not in an earlier batch,
+    and its facts not in an earlier batch (normalised by the indexer's own :class:`PhraseNormaliser`)."""
     todo = memory.indexer.accept(list(passages), memory.config, IndexReport())
     size, normaliser = max(1, memory.config.batch_size), PhraseNormaliser()
     calls: list[list[str]] = []
     seen_phrases: set[str] = set()
     seen_facts: set[str] = set()
-    counts = {"passages": 0, "new_phrases": 0, "new_facts": 0}
     for start in range(0, len(todo), size):
         ok = [p for p in todo[start : start + size] if p.extraction is not None]
         if not ok:
@@ -162,22 +79,17 @@ def encoder_calls(memory: HippoRAG, passages: Sequence[PassageIn]) -> tuple[list
         seen_phrases.update(batch.phrases)
         seen_facts.update(batch.facts)
         calls += [[p.full_text for p in ok], phrases, facts]
-        for key, texts in (("passages", ok), ("new_phrases", phrases), ("new_facts", facts)):
-            counts[key] += len(texts)
-    return calls, counts
+    return calls, {key: sum(map(len, calls[i::3])) for i, key in enumerate(("passages", "new_phrases", "new_facts"))}
 
 
-def index_against_encoder(memory: HippoRAG, passages: Sequence[PassageIn], say: Say) -> tuple[IndexReport, dict]:
+def index_against_encoder(memory: HippoRAG, passages: Sequence[PassageIn]) -> tuple[IndexReport, dict]:
     """Index ``passages`` (into an empty namespace) and time the encoder alone on the same texts, once before
     and once after (the mean is the figure: it brackets the load of a shared machine)."""
     calls, counts = encoder_calls(memory, passages)
 
     def encoder_only_s() -> float:
         memory.encoder.encode(["warm up"])
-        began = time.perf_counter()
-        for texts in calls:
-            memory.encoder.encode(texts)
-        return time.perf_counter() - began
+        return timed(lambda: [memory.encoder.encode(texts) for texts in calls]) / 1000
 
     before = encoder_only_s()
     say(f"the encoder alone on the texts indexing embeds: {before:.1f} s")
@@ -193,49 +105,14 @@ def index_against_encoder(memory: HippoRAG, passages: Sequence[PassageIn], say: 
                     "encoder_ratio": index_s / alone if alone else None, "encoded": counts}
 
 
-def after_write_ms(memory: HippoRAG, candidates: Sequence[PassageIn], queries: Sequence[Query], *, rounds: int = 5,
-                   top_k: int = 10) -> dict[str, Any]:
-    """What a write costs the next graph query: per round, index one new passage, then time the first query of
-    each graph mode on a question (the newest complete projection, refreshed in the background), the same
-    query with ``fresh=True`` after the next write (it waits for the current projection), and a steady query;
-    the passage is deleted again afterwards. Medians in ms, and how many writes the first query had not seen."""
-    def ask(mode: str, q: Query, fresh: bool = False) -> Any:
-        return memory.query(q.text, mode=mode, top_k=top_k, entities=q.entities, filter=False, fresh=fresh)
-
-    samples = {m: {"first": [], "fresh": [], "steady": [], "behind": []} for m in GRAPH_MODES}
-    for mode in GRAPH_MODES:
-        ask(mode, queries[0], fresh=True)  # every kind projected once before the rounds
-    for i, p in enumerate(candidates[:rounds]):
-        q = queries[i % len(queries)]
-        memory.index([p])
-        for mode in GRAPH_MODES:
-            began = time.perf_counter()
-            result = ask(mode, q)
-            samples[mode]["first"].append((time.perf_counter() - began) * 1000)
-            samples[mode]["behind"].append(result.writes_behind)
-        projection.wait_for_refreshes(memory.driver)
-        memory.delete([p.passage_id])
-        for mode in GRAPH_MODES:
-            samples[mode]["fresh"].append(timed(lambda mode=mode: ask(mode, q, fresh=True)))
-            samples[mode]["steady"].append(timed(lambda mode=mode: ask(mode, q)))
-    return {m: {k: statistics.median(v) for k, v in by.items()} | {"first_samples": by["first"]}
-            for m, by in samples.items()}
-
-
-def projection_mb(memory: HippoRAG, kind: str = "phrase") -> dict[str, Any]:
-    size = catalogue_size(memory, projection.ensure(memory.driver, memory.database, memory.namespace, kind).name)
-    return {"mb": size.pop("size_mb"), **size}
-
-
 def index_musique(memory: HippoRAG, datasets: Path, extractor: Any, queries: int, result: dict[str, Any]
                   ) -> tuple[list[Query], list[PassageIn]]:
     """musique_train indexed with the OpenIE file's extraction, against the encoder alone; its questions."""
     dataset = load_dataset(datasets / MUSIQUE)
     say(f"indexing {MUSIQUE}: {len(dataset.passages)} passages with the OpenIE file's extraction")
-    report, versus = index_against_encoder(memory, dataset.passages, say)
+    report, versus = index_against_encoder(memory, dataset.passages)
     result["index"][MUSIQUE] = throughput(report, versus["index_s"]) | versus
-    qs = [Query(q.question, list(extractor.query_entities(q.question))) for q in dataset.questions[:queries]]
-    return qs, dataset.passages
+    return asked(extractor, [q.question for q in dataset.questions[:queries]]), dataset.passages
 
 
 def index_wiki(memory: HippoRAG, datasets: Path, extractor: Any, queries: int, result: dict[str, Any]
@@ -266,12 +143,8 @@ def index_wiki(memory: HippoRAG, datasets: Path, extractor: Any, queries: int, r
     part, seconds = timed_index(memory, corpus[size:])
     total.merge(part)
     result["index"][WIKI] = throughput(total, total_s + seconds) | {"extract_s": extract_s}
-    rng = random.Random(0)
-    qs = []
-    for p in rng.sample(list(corpus), min(queries, len(corpus))):
-        sentence = re.split(r"(?<=[.!?])\s+", p.text.strip(), maxsplit=1)[0][:300]
-        qs.append(Query(sentence, list(extractor.query_entities(sentence))))
-    return qs, corpus
+    sampled = random.Random(0).sample(list(corpus), min(queries, len(corpus)))
+    return asked(extractor, [re.split(r"(?<=[.!?])\s+", p.text.strip(), maxsplit=1)[0][:300] for p in sampled]), corpus
 
 
 def run(connection: ConnectionSettings, datasets: Path, *, queries: int = 100, only: str = "all") -> dict[str, Any]:
@@ -290,7 +163,7 @@ def run(connection: ConnectionSettings, datasets: Path, *, queries: int = 100, o
             if only not in ("all", short):
                 continue
             memory = HippoRAG(connection, namespace=f"bench-{name}", driver=driver, extractor=extractor)
-            made.append(emptied(memory, say))
+            made.append(emptied(memory))
             qs, passages = index(memory, datasets, extractor, queries, result)
             say(f"latency on {name} ({len(qs)} queries per mode)")
             result["latency_ms"][name] = measure_latency(memory, qs)
@@ -299,18 +172,18 @@ def run(connection: ConnectionSettings, datasets: Path, *, queries: int = 100, o
                 copies = [p.model_copy(update={"id": f"bench-write-{i}", "text": f"{p.text} (revised)"})
                           for i, p in enumerate(passages[:5])]
                 result["after_write_ms"] = {MUSIQUE: after_write_ms(memory, copies, qs)}
-            result["profile_ms"][name] = profile_hipporag1(memory, qs)
-            if name == MUSIQUE:
                 result["profile_hipporag2_ms"] = {MUSIQUE: profile_hipporag2(memory, qs)}
+            result["profile_ms"][name] = profile_hipporag1(memory, qs)
             result["graph"][name] = memory.stats()
-            result["projections"][name] = projection_mb(memory)
-            result["projections"][f"{name} with passages"] = projection_mb(memory, "passage")
+            for label, kind in ((name, "phrase"), (f"{name} with passages", "passage")):
+                graph = projection.ensure(memory.driver, memory.database, memory.namespace, kind)
+                result["projections"][label] = catalogue_size(memory, graph.name)
         result["server_rss_mb"] = server_rss_mb(connection)
-        sizes_mb = [p["mb"] for p in result["projections"].values() if p.get("mb") is not None]
+        sizes_mb = [p["size_mb"] for p in result["projections"].values() if p["size_mb"] is not None]
         result["projection_mb"] = max(sizes_mb) if sizes_mb else None
     finally:
         for memory in made:
-            drop(memory, result, say)
+            drop(memory, result)
         driver.close()
     return result
 
@@ -352,11 +225,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                         "e.g. 2000,10000,50000; it writes bench/out/scale.json (--scale-json), and takes --queries "
                         "and its own --builds, --rounds, --seed, --no-native, --keep, --index-budget, --append")
     args, rest = p.parse_known_args(argv)
-    if args.scale:
-        import scale  # bench/scale.py, beside this file (it imports nothing of this one)
-
-        scale.main(argv)
-        return
+    if args.scale:  # bench/scale.py takes the same command line, in a process of its own
+        scale = [sys.executable, str(Path(__file__).with_name("scale.py"))]
+        sys.exit(subprocess.call(scale + list(sys.argv[1:] if argv is None else argv)))
     if rest:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
     result = run(ConnectionSettings.from_env(), default_datasets_dir(), queries=args.queries, only=args.only)

@@ -1,10 +1,6 @@
-"""The synonym threshold τ of each encoder, calibrated on the encoder's own similarity scale.
-
-HippoRAG links two phrases with a SYNONYM edge when their cosine is at least τ = 0.8, a value chosen for one
-encoder. Cosine scales differ between encoders (bge-small's cosines between unrelated phrases run far higher
-than MiniLM's), so the same 0.8 means a much looser link under bge. Here τ is carried over as a z-score: for
-each encoder, the mean μ and standard deviation σ of the cosine between random pairs of phrases (its null
-distribution), and τ = μ + z·σ with z = (0.8 − μ_MiniLM) / σ_MiniLM. Nothing here looks at questions.
+"""The synonym threshold τ of each encoder, calibrated on the encoder's own similarity scale (docs/encoders.md):
+per encoder, the mean μ and deviation σ of the cosine between random pairs of phrases, and τ = μ + z·σ with
+z = (0.8 − μ_MiniLM) / σ_MiniLM, HippoRAG's 0.8 carried over as a z-score. Nothing here looks at questions.
 
     python bench/synonym_calibration.py --json bench/out/synonym_calibration.json
 """
@@ -42,11 +38,9 @@ def null_stats(vectors: np.ndarray, pairs: int = 200_000, seed: int = 0) -> tupl
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--openie", default=str(default_datasets_dir() / MUSIQUE / "openie_gpt-3.5-turbo-1106.json"))
-    p.add_argument("--phrases", type=int, default=4000)
     p.add_argument("--json", dest="json_out", default="bench/out/synonym_calibration.json")
     args = p.parse_args()
-    sample = phrases(Path(args.openie), args.phrases)
+    sample = phrases(default_datasets_dir() / MUSIQUE / "openie_gpt-3.5-turbo-1106.json", 4000)
     stats = {}
     for name in KNOWN_MODELS:
         stats[name] = null_stats(np.nan_to_num(load_encoder(name).encode(sample)))
