@@ -7,7 +7,7 @@ HIPPO := $(VENV)/bin/hippo
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test demo test test-under-load bench neo4j-start neo4j-stop clean
+.PHONY: install install-test demo test test-compat test-under-load bench neo4j-start neo4j-stop clean
 
 # `make demo` installs the default dependencies only; `make test` adds the test extra (sentence-transformers
 # with torch, for the second encoder backend, and the test tools).
@@ -63,6 +63,20 @@ endef
 
 test: install-test
 	$(call run-pytest,$(PYTEST))
+
+# The compatibility tier: the server-facing tests that tell whether a line works (capabilities, hippo doctor, every
+# mode against the in-process reference, delete and update equality, hippo eval on the sample and the university
+# case, the server's life cycle) against Neo4j 5.26 LTS + GDS 2.13 from Maven Central, on a port and data directory
+# of its own (HIPPO_COMPAT_NEO4J_PORT, 17688). .ci/run runs it after `make test`.
+COMPAT_TESTS := tests/test_compat.py tests/test_core.py tests/test_entity_ppr.py tests/test_hipporag2.py \
+  tests/test_memory.py::test_add_then_delete_leaves_exactly_the_graph_of_x \
+  tests/test_memory.py::test_update_equals_indexing_the_new_version \
+  tests/test_eval.py::test_gds_path_and_inprocess_reference_give_the_same_ranking_on_musique_questions \
+  tests/test_eval.py::test_hippo_eval_on_the_sample_dataset_writes_the_issue_json \
+  tests/test_server.py::test_start_status_stop_cycle_through_cli
+HIPPO_COMPAT_NEO4J_PORT ?= 17688
+test-compat: install-test
+	$(call run-pytest,HIPPO_NEO4J_LINE=5.26 HIPPO_TEST_NEO4J_PORT=$(HIPPO_COMPAT_NEO4J_PORT) $(PYTEST) $(COMPAT_TESTS))
 
 # The same suite while a CPU hog of its own keeps every core busy (tests/cpu_hog.py: one busy process per core,
 # stopped when the suite ends, after HOG_MAX_SECONDS at most): no test may depend on an idle machine.

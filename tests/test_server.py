@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from hippo_neo4j.config import line_dir
 from hippo_neo4j.graph import projection
 from hippo_neo4j.runtime import server
 from hippo_neo4j.cli import cli
@@ -34,10 +35,11 @@ def test_start_status_stop_cycle_through_cli(tmp_path, monkeypatch, neo4j_server
         port=_free_port(), http_port=_free_port(), server_dir=tmp_path / "srv", config_dir=tmp_path / "cfg",
         heap="512m", pagecache="128m",
     )
+    settings = settings.model_copy(update={"server_dir": line_dir(tmp_path / "srv", settings.line)})  # the line's own
     env = {
         "HIPPO_NEO4J_PORT": str(settings.port),
         "HIPPO_NEO4J_HTTP_PORT": str(settings.http_port),
-        "HIPPO_SERVER_DIR": str(settings.server_dir),
+        "HIPPO_SERVER_DIR": str(tmp_path / "srv"),
         "HIPPO_CONFIG_DIR": str(settings.config_dir),
         "HIPPO_CACHE_DIR": str(settings.cache_dir),
         "HIPPO_NEO4J_HEAP": "512m",
@@ -62,8 +64,8 @@ def test_start_status_stop_cycle_through_cli(tmp_path, monkeypatch, neo4j_server
         st = runner.invoke(cli, ["neo4j", "status", "--json"], env=env)
         data = json.loads(st.output)
         assert data["pid"] == started["pid"] and data["data_dir"] == str(settings.server_dir / "data")
-        assert data["gds_version"] == server.pinned_versions()["gds"]
-        assert data["neo4j_version"] == server.pinned_versions()["neo4j"]
+        assert data["gds_version"] == server.pinned_versions(settings.line)["gds"] and data["line"] == settings.line
+        assert data["neo4j_version"] == server.pinned_versions(settings.line)["neo4j"]
         # auth is on and the generated password is private to the user
         pw = settings.password_file
         assert stat.S_IMODE(pw.stat().st_mode) == 0o600

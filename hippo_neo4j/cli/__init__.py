@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from .common import HippoGroup, root_connection_options
+from .doctor import doctor_cmd
 from .evaluation import eval_cmd
 from .memory import (
     delete_cmd, demo_cmd, drop_namespace_cmd, import_openie_cmd, index_cmd, rebuild_facts_cmd, reembed_cmd, stats_cmd,
@@ -27,7 +28,7 @@ def cli(ctx: click.Context, **options: Any) -> None:
 
 for command in (
     neo4j_group, index_cmd, import_openie_cmd, query_cmd, ask_cmd, stats_cmd, reembed_cmd, rebuild_facts_cmd, delete_cmd,
-    drop_namespace_cmd, demo_cmd, eval_cmd, serve_cmd, mcp_cmd,
+    drop_namespace_cmd, demo_cmd, eval_cmd, serve_cmd, mcp_cmd, doctor_cmd,
 ):
     cli.add_command(command)
 

@@ -32,6 +32,7 @@ from neo4j.exceptions import ClientError
 from .. import capabilities
 from ..db import cypher
 from ..errors import ServerError
+from . import reset
 
 log = logging.getLogger(__name__)
 _locks: dict[tuple[str, str, str], threading.Lock] = {}
@@ -54,7 +55,8 @@ def statement_format(kind: str) -> str:
     """A short fingerprint of the statement that projects ``kind``: part of the projection's name, so a
     projection built by another release's statement (a server that kept running across an upgrade) is
     neither walked nor mistaken for the current one, only dropped."""
-    return hashlib.sha256(cypher(KINDS[kind][1]).encode()).hexdigest()[:8]
+    forms = cypher(KINDS[kind][1]) + (reset.fed_projection(KINDS[kind][1]) if kind != "phrase" else "")
+    return hashlib.sha256(forms.encode()).hexdigest()[:8]
 
 
 def graph_name(ns: str, version: int, kind: str = "phrase") -> str:
@@ -219,7 +221,8 @@ def _project(tx, driver: Driver, database: str, ns: str, kind: str, name: str): 
         return None
     check_memory(driver, database, ns, kind)
     try:
-        rec = tx.run(cypher(KINDS[kind][1]), graph=name, ns=ns).single()
+        statement = reset.projection(KINDS[kind][1], kind, capabilities.of(driver, database).weighted_sources)
+        rec = tx.run(statement, graph=name, ns=ns).single()
     except ClientError as exc:
         if "already exists" in str(exc):
             return None

@@ -1,7 +1,9 @@
-"""The statement forms of the PPR walks for the server at hand: a GDS that takes weighted ``sourceNodes`` runs
-the statements of ``cypher/`` as they are; on one that takes node ids only (GDS 2.13, for Neo4j 5.26) each
-weighted ``gds.pageRank.stream`` call is replaced by ``cypher/weighted_reset.cypher``, the same reset as a sum
-of walks from unweighted sources (GDS's PageRank is linear in its reset): the same rankings and scores."""
+"""The statement forms of the PPR walks and projections for the server at hand: a GDS that takes weighted
+``sourceNodes`` runs the statements of ``cypher/`` as they are; on one that takes node ids only (GDS 2.13, for
+Neo4j 5.26) each weighted ``gds.pageRank.stream`` call is replaced by ``cypher/weighted_reset.cypher``, the same
+reset as a sum of walks from unweighted sources (GDS's PageRank is linear in its reset): a walk per distinct
+phrase weight, and one from the passages' feeders, nodes that the projections holding passages get for that
+(``cypher/passage_feeders.cypher``). The same rankings and scores."""
 
 from __future__ import annotations
 
@@ -17,6 +19,48 @@ CALL = re.compile(
     re.S,
 )
 TOLERANCE = re.compile(r"tolerance: (?P<tolerance>[^,}]+?)\s*(?:,\s*|$)", re.S)
+
+
+# A projection statement of a graph that holds passages, as cypher/project_*_graph.cypher write it: its rows
+# from one subquery, every relationship undirected.
+PROJECTION = re.compile(
+    r"^CALL \(\) \{\n(?P<rows>.*?)\n\}\nWITH gds\.graph\.project\(\n  \$graph, s, t,\n"
+    r"  \{relationshipProperties: CASE WHEN t IS NULL THEN null ELSE \{weight: (?P<weight>\w+)\} END\},\n"
+    r"  \{undirectedRelationshipTypes: \['\*'\]\}\n\) AS g",
+    re.S | re.M,
+)
+FED = """CALL () {
+  CALL () {
+ROWS
+  }
+  RETURN s, t, WEIGHT AS weight, 'LINK' AS type
+  UNION ALL
+FEEDERS
+}
+WITH gds.graph.project(
+  $graph, s, t,
+  {relationshipType: type, relationshipProperties: CASE WHEN t IS NULL THEN null ELSE {weight: weight} END},
+  {undirectedRelationshipTypes: ['LINK']}
+) AS g"""
+
+
+@functools.cache
+def fed_projection(name: str) -> str:
+    """``cypher/<name>.cypher`` (a projection with passages) with the passages' feeders
+    (``cypher/passage_feeders.cypher``) beside its own rows, which stay undirected."""
+    text = cypher(name)
+    feeders = "\n".join("  " + line for line in cypher("passage_feeders").splitlines() if not line.startswith("//"))
+    fed, done = PROJECTION.subn(lambda m: FED.replace("ROWS", m.group("rows")).replace("WEIGHT", m.group("weight"))
+                                .replace("FEEDERS", feeders), text)
+    if done != 1:
+        raise ValueError(f"cypher/{name}.cypher is not in the form reset.py gives feeders")
+    return fed
+
+
+def projection(name: str, kind: str, weighted_sources: bool) -> str:
+    """The projection statement ``name`` of ``kind`` for a server that does (or does not) take weighted
+    ``sourceNodes``: the graphs that hold passages get their feeders where they are not taken."""
+    return cypher(name) if weighted_sources or kind == "phrase" else fed_projection(name)
 
 
 def _fragment() -> str:

@@ -141,6 +141,7 @@ def find_java(settings: ServerSettings) -> Java:
             return best
     if best is None:
         wanted = " or ".join(str(v) for v in supported)
+        wanted = f"{supported[0]}+ ({wanted})" if settings.line == NEO4J_LINES[0] else wanted
         raise JavaNotFoundError(
             f"Neo4j {pinned_versions(settings.line).get('neo4j')} (line {settings.line}) needs a Java {wanted} JDK. "
             "Looked in: " + "; ".join(looked or ["nothing found"])

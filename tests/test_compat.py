@@ -1,0 +1,148 @@
+"""The support matrix: what the server can do is probed (capabilities.py), the statement forms follow from it,
+and every line gives the same rankings. Runs against the suite's server of either line (HIPPO_NEO4J_LINE;
+`make test-compat` runs this file and the reference tests against Neo4j 5.26 + GDS 2.13)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from neo4j.exceptions import ClientError
+
+from hippo_neo4j import HippoConfig, capabilities
+from hippo_neo4j.cli import cli
+from hippo_neo4j.config import NEO4J_LINES, ServerSettings
+from hippo_neo4j.errors import ServerError
+from hippo_neo4j.extract.offline import OfflineExtractor
+from hippo_neo4j.graph import projection, reset
+from hippo_neo4j.runtime import server
+
+from .test_core import P
+
+GRAPH_MODES = ("entity-ppr", "entity-ppr-walk", "entity-ppr-relevance", "hipporag1", "hybrid", "hipporag2",
+               "hipporag2-top5", "hipporag2-no-passage-nodes", "hipporag2-entity-linking")
+
+
+def _assume(monkeypatch, driver, **changes):
+    """This connection's capabilities with ``changes`` (what a server lacking them would have told the probe)."""
+    found = capabilities.of(driver)
+    monkeypatch.setitem(capabilities._cache, driver, dataclasses.replace(found, **changes))
+
+
+def test_the_probe_tells_what_the_server_does_and_is_asked_once_a_connection(driver, server_settings, memory_factory):
+    caps = capabilities.of(driver)
+    assert capabilities.of(driver) is caps  # cached for the connection
+    assert caps.neo4j_version == server.pinned_versions(server_settings.line)["neo4j"]
+    assert caps.gds_version == server.pinned_versions(server_settings.line)["gds"] and caps.gds_allowed
+    memory = memory_factory()
+    memory.index([P("a", "Ann met Bob.", [["ann", "met", "bob"]])])
+    graph = projection.ensure(driver, "neo4j", memory.namespace)
+    weighted = ("CALL gds.pageRank.stream($graph, {sourceNodes: [[gds.util.asNode(0), 0.5]]}) YIELD nodeId "
+                "RETURN count(*) AS n")
+    try:
+        driver.execute_query(weighted, graph=graph.name)
+        runs = True
+    except ClientError as exc:
+        assert "sourceNodes" in str(exc)
+        runs = False
+    assert caps.weighted_sources is runs
+    heap = projection.server_heap(driver, "neo4j")
+    assert caps.sys_info and 0 < heap["available_heap"] <= heap["max_heap"]
+    assert caps.vector_procedures
+
+
+def test_sums_of_unweighted_walks_rank_and_score_as_the_weighted_walk(driver, on_musique10, musique10, monkeypatch):
+    """Every graph mode on musique10's questions: the statements as a GDS without weighted sourceNodes runs them
+    (cypher/weighted_reset.cypher) give the weighted walk's top 10 and scores to 1e-6. Where the server itself
+    takes no weighted sourceNodes the reference tests compare its walks with the in-process reference instead."""
+    if not capabilities.of(driver).weighted_sources:
+        pytest.skip("this server takes no weighted sourceNodes: test_*_equals_the_inprocess_reference cover it")
+    small, _ = musique10
+    memory = on_musique10(config=HippoConfig())
+    names = OfflineExtractor()
+    entities = {q.id: names.query_entities(q.question) for q in small.questions}
+
+    def rankings():
+        return {(mode, q.id): [(p.id, p.score) for p in memory.query(
+            q.question, mode=mode, top_k=10, entities=entities[q.id]).passages]
+            for mode in GRAPH_MODES for q in small.questions}
+
+    weighted = rankings()
+    _assume(monkeypatch, driver, weighted_sources=False)
+    summed = rankings()
+    for key, want in weighted.items():
+        got = summed[key]
+        assert [pid for pid, _ in got] == [pid for pid, _ in want], key
+        np.testing.assert_allclose([s for _, s in got], [s for _, s in want], rtol=0, atol=1e-6, err_msg=str(key))
+
+
+def test_every_ppr_statement_has_a_form_for_unweighted_sources():
+    for name in ("ppr_passages", "ppr2_passages", "entity_ppr_passages"):
+        text = reset.statement(name, weighted_sources=False)
+        assert "sourceNodes: resetLevel.members" in text and "x[1]]] AS passageSources" not in text.split("CALL (*)")[-1]
+        assert text.count("gds.pageRank.stream(") == reset.statement(name, weighted_sources=True).count("gds.pageRank.stream(")
+    assert reset.statement("stats", weighted_sources=False) == reset.statement("stats", weighted_sources=True)
+
+
+def test_without_sysinfo_the_memory_check_is_skipped_with_one_notice(driver, memory_factory, monkeypatch, caplog):
+    memory = memory_factory()
+    memory.index([P("a", "Ann met Bob.", [["ann", "met", "bob"]])])
+    _assume(monkeypatch, driver, sys_info=False, problems={"sys_info": "NoSuchMethodError"})
+    monkeypatch.setattr(capabilities, "_noticed", type(capabilities._noticed)())
+    with caplog.at_level(logging.WARNING, logger="hippo_neo4j.capabilities"):
+        first = projection.check_memory(driver, "neo4j", memory.namespace, available=None)
+        projection.check_memory(driver, "neo4j", memory.namespace)
+        result = memory.query("Whom did Ann meet?", mode="hipporag1", entities=["Ann"], fresh=True)
+    assert first["available_heap"] is None and first["bytes_min"] > 0
+    notices = [r for r in caplog.records if "sysInfo" in r.getMessage()]
+    assert len(notices) == 1 and "\n" not in notices[0].getMessage() and "NoSuchMethodError" in notices[0].getMessage()
+    assert result.passages[0].id == "a" and not result.fell_back
+
+
+def test_hippo_doctor_reports_the_server_its_namespaces_and_a_fix_for_each_problem(connection, memory_factory, driver):
+    memory = memory_factory()
+    memory.index([P("a", "Ann met Bob.", [["ann", "met", "bob"]])])
+    env = {"HIPPO_NEO4J_URI": connection.uri, "HIPPO_NEO4J_PASSWORD": connection.password.get_secret_value()}
+    out = CliRunner().invoke(cli, ["doctor", "--json"], env=env)
+    assert out.exit_code in (0, 2), out.output
+    report = json.loads(out.output)
+    caps = capabilities.of(driver)
+    assert report["server"]["neo4j"] == caps.neo4j_version and report["gds"]["version"] == caps.gds_version
+    assert report["gds"]["weighted_sources"] is caps.weighted_sources and report["gds"]["allowed"]
+    assert "gds.*" in report["settings"]["dbms.security.procedures.unrestricted"]
+    ns = next(n for n in report["namespaces"] if n["name"] == memory.namespace)
+    assert ns["passages"] == 1 and ns["phrases"] >= 2 and ns["encoder"] == memory.encoder.name
+    assert report["memory"]["largest_projection"]["bytes_min"] > 0 and report["memory"]["max_heap"] > 0
+    assert any(i["dimension"] == memory.encoder.dimension and i["state"] == "ONLINE" for i in report["vector_indexes"])
+    assert all(p["fix"] for p in report["problems"])
+    assert any("weighted sourceNodes" in p["problem"] for p in report["problems"]) is not caps.weighted_sources
+    assert out.exit_code == (2 if any(p["severity"] == "error" for p in report["problems"]) else 0)
+    text = CliRunner().invoke(cli, ["doctor"], env=env).output
+    assert f"Neo4j {caps.neo4j_version}" in text and memory.namespace in text and "problems" in text
+
+
+def test_each_line_has_its_versions_java_and_a_data_directory_of_its_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("HIPPO_SERVER_DIR", str(tmp_path / "server"))
+    dirs = {}
+    for line in NEO4J_LINES:
+        monkeypatch.setenv("HIPPO_NEO4J_LINE", line)
+        settings = ServerSettings.from_env()
+        dirs[line] = settings.server_dir
+        assert settings.line == line and server.runtime_home(settings).name == (
+            "neo4j-{neo4j}-gds-{gds}".format(**server.pinned_versions(line)))
+        java = server.find_java(settings)
+        assert java.version in server.JAVA_VERSIONS[line] or (line == NEO4J_LINES[0] and java.version > 21)
+        server.claim_line(settings)
+    assert len(set(dirs.values())) == len(NEO4J_LINES)
+    other = dirs[NEO4J_LINES[1]]
+    monkeypatch.setenv("HIPPO_NEO4J_LINE", NEO4J_LINES[0])
+    settings = ServerSettings.from_env().model_copy(update={"server_dir": other})
+    with pytest.raises(ServerError, match=f"holds the store of the Neo4j {NEO4J_LINES[1]} line"):
+        server.claim_line(settings)
+    monkeypatch.setenv("HIPPO_NEO4J_LINE", "4.4")
+    with pytest.raises(Exception, match="choose one of 2026.01, 5.26"):
+        ServerSettings.from_env()
