@@ -69,6 +69,7 @@ class HippoRAG:
         self.store = GraphStore(self.driver, self.database, self.namespace)
         self._use_encoder(self.encoder)
         self._bound = False
+        self._dropped = False  # by drop_namespace: the namespace's indexes are gone
         self.ensure_schema()
 
     # -- lifecycle
@@ -113,6 +114,9 @@ class HippoRAG:
     def check_encoder(self) -> None:
         """The namespace's vectors come from this client's encoder, else a ConfigError naming both and the fix
         (once per client; a namespace indexed for the first time is bound to the encoder then)."""
+        if self._dropped:
+            self.store.create_indexes(self.encoder.dimension)
+            self._dropped = False
         if not self._bound:
             binding.check(self.store, self.encoder)
             self._bound = True
@@ -181,8 +185,11 @@ class HippoRAG:
         projection.refresh_soon(self.driver, self.database, self.namespace)
 
     def drop_namespace(self) -> dict[str, int]:
-        """Delete every node of this namespace and its projections."""
-        return namespaces.drop_namespace(self.store)
+        """Delete every node of this namespace, its projections and its indexes (made again if this client
+        indexes or queries the namespace afterwards)."""
+        report = namespaces.drop_namespace(self.store)
+        self._dropped = True
+        return report
 
     # -- reading
 

@@ -339,6 +339,9 @@ def test_each_namespace_searches_its_own_indexes_and_an_older_one_gets_them_when
     assert labelled["all"] == labelled["labelled"] > 0
     crowd.drop_namespace()
     assert not set(crowd.store.indexes.values()) & index_names() and set(one.store.indexes.values()) <= index_names()
+    # the client of a dropped namespace can fill it again: its indexes come back
+    crowd.index(musique[:20])
+    assert answers(crowd) == before and set(crowd.store.indexes.values()) <= index_names()
 
 
 # ----------------------------------------------------------------------------------------- crash safety
