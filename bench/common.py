@@ -1,13 +1,11 @@
-"""What the benchmarks share (bench/README.md): datasets, the command line, timing and tables, latency against the
-in-process reference, timed indexing, the server's memory, and the writer, clients and ledger of the concurrency
-benchmarks."""
+"""What the benchmarks share (bench/README.md): datasets, the command line, timing, tables, latency against the
+in-process reference, timed indexing, the server's memory, and the writer, clients and ledger of the load runs."""
 
 from __future__ import annotations
 
 import argparse
 import functools
 import json
-import math
 import os
 import random
 import sys
@@ -15,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, NamedTuple, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Iterable, NamedTuple, Sequence, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the checkout's library, also when run with another interpreter
@@ -70,9 +68,8 @@ def parser(doc: str) -> argparse.ArgumentParser:
 
 def namespace_questions(doc: str, queries: int, more: Callable[[argparse.ArgumentParser], None] = lambda p: None
                         ) -> tuple[argparse.Namespace, Any, list[Query]]:
-    """The command line of a benchmark over one indexed namespace of musique_train (``--namespace``, required;
-    ``--queries``, default ``queries``; and the options ``more`` adds), parsed; the offline extractor; and the
-    first musique_train questions with their query entities."""
+    """The parsed command line of a benchmark over an indexed namespace of musique_train (``--namespace``,
+    ``--queries`` and what ``more`` adds), the offline extractor, and the first questions with their entities."""
     p = parser(doc)
     p.add_argument("--namespace", required=True)
     p.add_argument("--queries", type=int, default=queries)
@@ -116,7 +113,7 @@ def ms(seconds: Sequence[float], q: float) -> float | None:
 
 
 def fmt(value: Any, digits: int = 1) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None:
         return "-"
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
@@ -209,12 +206,11 @@ def timed_index(memory: HippoRAG, passages: Sequence[PassageIn]) -> tuple[IndexR
     return report, time.perf_counter() - began - report.timings.get("extract_s", 0.0)
 
 
-def throughput(report: IndexReport, index_s: float) -> dict[str, float]:
-    """Passages per second of wall-clock indexing time (extraction excluded), and where the time went:
-    ``embed_s`` is the encoder's (in its worker thread, overlapping the writes), ``encode_wait_s`` the time
-    the writes waited for it."""
+def throughput(report: IndexReport, index_s: float) -> dict[str, float | None]:
+    """Passages per second of wall-clock indexing time (extraction excluded), and where the time went (``embed_s``:
+    the encoder's, overlapping the writes; ``encode_wait_s``: the writes waiting for it)."""
     t = report.timings
-    return {"passages_per_s": report.indexed / index_s if index_s else math.nan, "index_s": index_s,
+    return {"passages_per_s": report.indexed / index_s if index_s else None, "index_s": index_s,
             **{k: t.get(k, 0.0) for k in ("encode_wait_s", "embed_s", "write_s", "synonym_s", "extract_s")},
             "passages": report.indexed}
 
@@ -229,14 +225,11 @@ def add_one_ms(memory: HippoRAG, candidates: Sequence[PassageIn], repeats: int =
     return {"median": percentile(samples, 50), "samples": samples}
 
 
-def after_write_ms(memory: HippoRAG, passages: Sequence[PassageIn], queries: Sequence[Query], *, top_k: int = 10
-                   ) -> dict[str, Any]:
-    """What a write costs the next graph query, a round per passage: index it (timed), then per graph mode the
-    first query (the newest complete projection, refreshed in the background; the writes it had not seen), then
-    the next one; once the refreshes are done and the passage is deleted again, the same query with
-    ``fresh=True`` (it waits for the current projection) and a steady one. Medians in ms, and the samples."""
+def after_write_ms(memory: HippoRAG, passages: Sequence[PassageIn], queries: Sequence[Query]) -> dict[str, Any]:
+    """What a write costs the next graph query, a round per passage (docs/results.md, Writes and the next query):
+    medians in ms, and the samples."""
     def ask(mode: str, q: Query, fresh: bool = False) -> Any:
-        return memory.query(q.text, mode=mode, top_k=top_k, entities=q.entities, filter=False, fresh=fresh)
+        return memory.query(q.text, mode=mode, top_k=10, entities=q.entities, filter=False, fresh=fresh)
 
     samples = {m: {k: [] for k in ("write", "first", "next", "fresh", "steady", "behind")} for m in GRAPH_MODES}
     for mode in GRAPH_MODES:
@@ -297,19 +290,19 @@ def server_rss_mb(settings: ConnectionSettings) -> float | None:
     """VmRSS of the local server process, if ``settings`` reach it."""
     local = local_server(settings)
     pid = server.running_pid(local) if local else None
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines() if pid else []:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
+    if pid is None:
+        return None
+    try:  # resident pages: the second field of statm
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:  # the process has just ended
+        return None
 
 
 # ------------------------------------------------------------------------------------ concurrent writes
 # One writer indexes, updates and deletes passages while clients query the same namespace; every answer is
-# checked against the writer's ledger. bench/concurrency.py runs it through the library, bench/http_api.py
-# through hippo serve: a Target each.
+# checked against the writer's ledger. Each thread reaches the namespace through a target of its own, the library
+# (bench/concurrency.py) or hippo serve (bench/http_api.py): index(docs), delete(ids), count() (passages), and
+# ask(query body) -> ((id, text, filled) per passage, the writes a graph walk had not seen or None).
 
 
 def load_query(kind: str, doc: PassageIn) -> dict[str, Any]:
@@ -323,23 +316,15 @@ def load_query(kind: str, doc: PassageIn) -> dict[str, Any]:
     return body
 
 
-class Target(Protocol):
-    """A namespace as one thread reaches it (each thread its own)."""
-
-    def index(self, docs: list[PassageIn]) -> None: ...
-    def delete(self, ids: list[str]) -> None: ...
-    def count(self) -> int: ...
-    def ask(self, body: dict[str, Any]) -> tuple[list[tuple[str, str, bool]], int | None]:
-        """(id, text, filled) per passage, and the writes the walk had not seen (None: not a graph mode)."""
-
-
 @dataclass
 class Ledger:
-    """What the writer has begun and committed (monotonic timestamps)."""
+    """What the writer has begun and committed (monotonic timestamps): per passage the texts it was written with,
+    and per add of it when the add began and committed and when the deletion after it began and committed (None
+    until then)."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     versions: dict[str, set[str]] = field(default_factory=dict)  # id -> texts ever written
-    deleted_at: dict[str, float] = field(default_factory=dict)  # id -> when its deletion committed
+    spans: dict[str, list[list[Any]]] = field(default_factory=dict)  # id -> per add, the four times above
     adds_begun: int = 0
     adds_committed: int = 0
     deletes_begun: int = 0
@@ -351,34 +336,45 @@ class Ledger:
         with self.lock:
             for d in docs:
                 self.versions.setdefault(d.passage_id, set()).add(d.text)
+                if new:
+                    self.spans.setdefault(d.passage_id, []).append([time.monotonic(), None, None, None])
             self.adds_begun += len(docs) * new
         write()
         with self.lock:
             self.adds_committed += len(docs) * new
+            for d in docs if new else ():
+                self.spans[d.passage_id][-1][1] = time.monotonic()
 
     def delete(self, ids: list[str], write: Callable[[], Any]) -> None:
         """Record the deletion of ``ids`` as begun, ``write()`` it, record when it committed."""
         with self.lock:
             self.deletes_begun += len(ids)
+            for pid in ids:
+                self.spans[pid][-1][2] = time.monotonic()
         write()
-        now = time.monotonic()
         with self.lock:
             self.deletes_committed += len(ids)
             for pid in ids:
-                self.deleted_at[pid] = now
+                self.spans[pid][-1][3] = time.monotonic()
 
-    def violations(self, label: str, passages: Sequence[tuple[str, str, bool]], sent: float) -> list[str]:
-        """What is wrong with an answer to a query sent at ``sent``: a passage never written, a text never
-        written, or a passage whose deletion committed before the query."""
+    def surely_there(self, pid: str, sent: float, answered: float) -> bool:
+        """An add of ``pid`` committed before the query was sent, and its deletion had not begun by the answer."""
+        with self.lock:
+            return any(s[1] is not None and s[1] < sent and (s[2] is None or s[2] >= answered)
+                       for s in self.spans.get(pid, ()))
+
+    def violations(self, label: str, passages: Sequence[tuple[str, str, bool]], sent: float, answered: float
+                   ) -> list[str]:
+        """What is wrong with an answer to a query sent at ``sent`` and answered at ``answered``: a passage never
+        written, a text never written, or a passage not indexed in between (its deletion committed before)."""
         out = []
         with self.lock:
             for pid, text, _ in passages:
-                texts = self.versions.get(pid)
-                if texts is None:
+                if pid not in self.versions:
                     out.append(f"{label}: {pid} was never written")
-                elif text not in texts:
+                elif text not in self.versions[pid]:
                     out.append(f"{label}: {pid} has a text that was never written")
-                elif pid in self.deleted_at and self.deleted_at[pid] < sent:
+                elif not any(s[0] < answered and (s[3] is None or s[3] >= sent) for s in self.spans[pid]):
                     out.append(f"{label}: {pid} returned after its deletion committed")
         return out
 
@@ -388,53 +384,17 @@ SENTINEL = PassageIn(id="sentinel", title="Sentinel", text=f"The {SENTINEL_WORD}
                      extraction=Extraction(named_entities=[SENTINEL_WORD], triples=[[SENTINEL_WORD, "guards", "gate"]]))
 
 
-class Sentinel:
-    """A passage the writer indexes and deletes in turns: when each add and delete began and committed (None
-    until its answer came), so a query for it can be told whether it may, or must, find it."""
-
-    def __init__(self, doc: PassageIn) -> None:
-        self.doc = doc
-        self.lock = threading.Lock()
-        self.events: list[list[Any]] = []  # [kind "add"/"del", began, committed or None]
-
-    def toggle(self, target: Target, add: bool) -> None:
-        event = ["add" if add else "del", time.monotonic(), None]
-        with self.lock:
-            self.events.append(event)
-        target.index([self.doc]) if add else target.delete([self.doc.passage_id])
-        with self.lock:
-            event[2] = time.monotonic()
-
-    def _last_add(self, committed_before: float | None, began_before: float | None) -> tuple[list[Any] | None, list]:
-        with self.lock:
-            events = [list(e) for e in self.events]
-        adds = [e for e in events if e[0] == "add" and (began_before is None or e[1] < began_before)
-                and (committed_before is None or (e[2] is not None and e[2] < committed_before))]
-        return (max(adds, key=lambda e: e[1]) if adds else None), events
-
-    def could_be_there(self, sent: float, answered: float) -> bool:
-        """An add began before the answer, and no delete after it committed before the query was sent."""
-        last, events = self._last_add(None, answered)
-        return last is not None and not any(
-            e[0] == "del" and e[1] > last[1] and e[2] is not None and e[2] < sent for e in events)
-
-    def surely_there(self, sent: float, answered: float) -> bool:
-        """An add committed before the query was sent, and no delete after it began before the answer."""
-        last, events = self._last_add(sent, None)
-        return last is not None and not any(e[0] == "del" and e[1] > last[1] and e[1] < answered for e in events)
-
-
 @dataclass
 class Workload:
     """The writer's rounds: a batch of new passages; every ``update_every`` rounds 2 passages re-indexed with new
     text (once 20 are live); every ``delete_every`` rounds ``deletes`` passages deleted (once 40 are live); the
-    sentinel toggled every round, if there is one."""
+    sentinel passage, if there is one, indexed and deleted in turns, a round each."""
 
     batch: int
     update_every: int
     delete_every: int
     deletes: int
-    sentinel: Sentinel | None = None
+    sentinel: PassageIn | None = None
 
 
 @dataclass
@@ -459,18 +419,16 @@ class LoadStats:
             (self.errors if error else self.violations).append(f"{kind}: {message}"[:500])
 
 
-def write_loop(target: Target, stream: list[PassageIn], by_id: dict[str, PassageIn], ledger: Ledger, w: Workload,
+def write_loop(target: Any, docs: list[PassageIn], preload: int, ledger: Ledger, w: Workload,
                stop: threading.Event, stats: LoadStats) -> None:
-    """The writer: rounds of :class:`Workload` over ``stream`` until ``stop`` (or the stream ends); ``by_id``
-    holds every passage it may update."""
-    rng = random.Random(1)
-    live = [pid for pid in ledger.versions if w.sentinel is None or pid != w.sentinel.doc.passage_id]
-    i, rounds = 0, 0
+    """The writer: rounds of :class:`Workload` over ``docs[preload:]`` until ``stop`` (or the passages end)."""
+    rng, stream, by_id = random.Random(1), docs[preload:], {d.passage_id: d for d in docs}
+    live, sentinel = list(ledger.versions), w.sentinel
     try:
-        while not stop.is_set() and i < len(stream):
-            rounds += 1
+        for rounds, i in enumerate(range(0, len(stream), w.batch), start=1):
+            if stop.is_set():
+                break
             chunk = stream[i : i + w.batch]
-            i += w.batch
             ledger.add(chunk, lambda: target.index(chunk))
             live += [d.passage_id for d in chunk]
             stats.wrote["passages"] += len(chunk)
@@ -485,16 +443,19 @@ def write_loop(target: Target, stream: list[PassageIn], by_id: dict[str, Passage
                     live.remove(pid)
                 ledger.delete(ids, lambda: target.delete(ids))
                 stats.wrote["deletes"] += len(ids)
-            if w.sentinel is not None:  # in, then out, then in ...
-                w.sentinel.toggle(target, add=stats.wrote["sentinel_toggles"] % 2 == 0)
+            if sentinel is not None:  # in, then out, then in ...
+                if stats.wrote["sentinel_toggles"] % 2 == 0:
+                    ledger.add([sentinel], lambda: target.index([sentinel]))
+                else:
+                    ledger.delete([sentinel.passage_id], lambda: target.delete([sentinel.passage_id]))
                 stats.wrote["sentinel_toggles"] += 1
             stats.wrote["batches"] += 1
     except Exception as exc:  # noqa: BLE001
         stats.problem("writer", f"{type(exc).__name__}: {exc}", error=True)
 
 
-def query_loop(target: Target, docs: list[PassageIn], ledger: Ledger, stats: LoadStats, count_every: int,
-               stop: threading.Event, seed: int, sentinel: Sentinel | None = None) -> None:
+def query_loop(target: Any, docs: list[PassageIn], ledger: Ledger, stats: LoadStats, count_every: int,
+               stop: threading.Event, seed: int) -> None:
     """A client: the query kinds of ``stats`` in turn (:func:`load_query` about a random passage), every
     ``count_every``-th request a passage count instead, each answer checked until ``stop``."""
     rng = random.Random(seed)
@@ -511,23 +472,21 @@ def query_loop(target: Target, docs: list[PassageIn], ledger: Ledger, stats: Loa
                 count = target.count()
                 with ledger.lock:  # deletions and adds may begin until the answer
                     low, high = surely_added - ledger.deletes_begun, ledger.adds_begun - surely_deleted
-                high += sentinel is not None  # the sentinel, when it is in
                 if not low <= count <= high:
                     stats.problem(kind, f"{count} passages outside [{low}, {high}]")
             else:
                 passages, behind = target.ask(load_query(kind, doc))
                 answered = time.monotonic()
+                violations = ledger.violations(kind, passages, sent, answered)
                 with stats.lock:
-                    stats.violations += ledger.violations(kind, passages, sent)
+                    stats.violations += violations
                     if behind is not None:
                         stats.behind.append(behind)
-                if kind == "sentinel" and sentinel is not None:
-                    found = any(pid == sentinel.doc.passage_id and not filled for pid, _, filled in passages)
+                if kind == "sentinel":
+                    found = any(pid == SENTINEL.passage_id and not filled for pid, _, filled in passages)
                     with stats.lock:
                         stats.sentinel["found" if found else "missed"] += 1
-                    if found and not sentinel.could_be_there(sent, answered):
-                        stats.problem(kind, "found while it could not be indexed")
-                    if not found and sentinel.surely_there(sent, answered):
+                    if not found and ledger.surely_there(SENTINEL.passage_id, sent, answered):
                         stats.problem(kind, "missed while it was surely indexed")
             with stats.lock:
                 stats.latencies[kind].append(time.monotonic() - sent)
@@ -535,26 +494,21 @@ def query_loop(target: Target, docs: list[PassageIn], ledger: Ledger, stats: Loa
             stats.problem(kind, f"{type(exc).__name__}: {exc}", error=True)
 
 
-def run_load(target: Callable[[], Target], docs: list[PassageIn], stats: LoadStats, workload: Workload, *,
+def run_load(target: Callable[[], Any], docs: list[PassageIn], stats: LoadStats, workload: Workload, *,
              preload: int, clients: int, count_every: int,
-             done: Callable[[float], bool], deadline_s: float, warm: Callable[[Target], Any] = lambda t: None,
+             done: Callable[[float], bool], deadline_s: float, warm: Callable[[Any], Any] = lambda t: None,
              ) -> dict[str, Any]:
     """Index ``docs[:preload]`` (then ``warm`` the namespace), then run one writer over the rest of ``docs`` and
     ``clients`` query clients, each through a ``target()`` of its own, until ``done(elapsed seconds)`` holds, a
-    thread has ended (a writer that failed or ran out of passages) or ``deadline_s`` has passed. The report: the
-    wall time, whether ``done`` held, latency in all and per kind ("count": passage counts), errors, violations,
-    the threads still alive two minutes after the stop, what the writer wrote and what the sentinel query found."""
-    ledger, stop, sentinel = Ledger(), threading.Event(), workload.sentinel
+    thread has ended (a writer that failed or ran out of passages) or ``deadline_s`` has passed."""
+    ledger, stop = Ledger(), threading.Event()
     admin = target()
     ledger.add(docs[:preload], lambda: admin.index(docs[:preload]))
-    if sentinel is not None:
-        ledger.versions[sentinel.doc.passage_id] = {sentinel.doc.text}
     warm(admin)
-    by_id = {d.passage_id: d for d in docs}
     threads = [threading.Thread(target=write_loop, name="writer",
-                                args=(target(), docs[preload:], by_id, ledger, workload, stop, stats))]
+                                args=(target(), docs, preload, ledger, workload, stop, stats))]
     threads += [threading.Thread(target=query_loop, name=f"client-{k}", args=(
-        target(), docs[: preload + 200], ledger, stats, count_every, stop, k, sentinel)) for k in range(clients)]
+        target(), docs[: preload + 200], ledger, stats, count_every, stop, k)) for k in range(clients)]
     began = time.monotonic()
     for t in threads:
         t.start()

@@ -1,16 +1,9 @@
-"""Concurrency benchmark: query clients read while an indexing job writes into the same namespace.
-
-    .venv/bin/python bench/concurrency.py --seconds 60 --clients 8 [--json bench/out/concurrency.json]
-
-The writer indexes musique_train passages (with their OpenIE extraction) in small batches, re-indexes 2
-passages with new text every 3rd batch (update = delete + add) and deletes 3 every 5th. Each client loops over
-hipporag1 / dense / hipporag2 / bm25 / entity-ppr queries, every 10th request a passage count, and checks every
-answer against what the writer had committed (``common.Ledger``): every passage returned was written, with a text
-it was written with, and not after its deletion committed before the query began; the passage count lies
-between what was surely committed and what may have been. Any exception counts as an error. The run lasts
-``seconds``, or (``events``, as the test suite runs it) until the writer and the clients have done so much of
-each, under a deadline that only guards against a hang.
-"""
+"""Concurrency benchmark (docs/results.md, Concurrency): query clients read while a writer indexes, re-indexes
+(update = delete + add) and deletes musique_train passages in the same namespace. Each client loops over
+``MODES``, every 10th request a passage count, and checks every answer against what the writer had committed
+(``common.Ledger``): every passage returned was written, with a text it was written with, and not after its
+deletion committed before the query began; the passage count lies between what was surely committed and what
+may have been. Any exception counts as an error. The run lasts ``seconds``, or ``events`` (:func:`run`)."""
 
 from __future__ import annotations
 
@@ -32,7 +25,7 @@ MODES = ("hipporag1", "dense", "hipporag2", "bm25", "entity-ppr")
 
 
 class Library(HippoRAG):
-    """The namespace through the library (``common.Target``)."""
+    """The namespace through the library (a target of ``common.run_load``)."""
 
     def count(self) -> int:
         return self.stats()["passages"]

@@ -1,11 +1,7 @@
 """Encoder throughput on a dataset's texts: passages, phrases and facts (texts/s), one-query latency (p50 ms),
-cold load time (a fresh process: import, load, first vector), and dense passage recall of the questions.
-
-    python bench/encoders.py --dataset ../shared/datasets/musique_train
-
-Passages are embedded as indexing embeds them; phrases are the normalised entities and facts the triples of the
-OpenIE file, 3,000 of each (fixed seed); each question is embedded alone, as a query, and recall@k is that of its
-supporting passages among all passages by dot product. Prints a markdown table; writes bench/out/encoders.json.
+cold load time (a fresh process: import, load, first vector), and dense passage recall of the questions; phrases
+are the OpenIE file's normalised entities and facts its triples, 3,000 of each (fixed seed). The figures and how
+they are measured: docs/encoders.md.
 """
 
 from __future__ import annotations
@@ -27,10 +23,6 @@ from hippo_neo4j.evaluation import load_dataset, percentile
 from hippo_neo4j.text import normalize_phrase
 
 ENCODERS = ("bge-small-en-v1.5", "bge-small-en-v1.5-q", "all-MiniLM-L6-v2", "all-MiniLM-L6-v2-q")
-COLD_LOAD = (
-    "import time; t = time.perf_counter(); from hippo_neo4j.encode import load_encoder; "
-    "load_encoder({name!r}).encode(['warm up']); print(time.perf_counter() - t)"
-)
 
 
 def load_texts(dataset: Path, sample: int = 3000, seed: int = 0) -> dict:
@@ -52,12 +44,11 @@ def load_texts(dataset: Path, sample: int = 3000, seed: int = 0) -> dict:
 
 def cold_load(name: str, repeats: int) -> float:
     """Median seconds for a fresh process to import the encoder, load it and embed one text."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code = ("import time; t = time.perf_counter(); from hippo_neo4j.encode import load_encoder; "
+            f"load_encoder({name!r}).encode(['warm up']); print(time.perf_counter() - t)")
     runs = []
-    for _ in range(repeats):
-        out = subprocess.run(
-            [sys.executable, "-c", COLD_LOAD.format(name=name)], capture_output=True, text=True, env=env, check=True
-        )
+    for _ in range(repeats):  # in the checkout: ``-c`` imports its library
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
         runs.append(float(out.stdout.strip().splitlines()[-1]))
     return statistics.median(runs)
 
@@ -101,11 +92,11 @@ def main() -> None:
     results = [bench(name, texts, repeats=3) for name in names]
     by_name = {r["encoder"]: r.pop("passage_vectors") for r in results}
     agreement = {}
-    for quantised, full in (("bge-small-en-v1.5-q", "bge-small-en-v1.5"), ("all-MiniLM-L6-v2-q", "all-MiniLM-L6-v2"),
-                            ("st:all-MiniLM-L6-v2", "all-MiniLM-L6-v2")):
-        if quantised in by_name and full in by_name:
-            cosines = (by_name[quantised] * by_name[full]).sum(axis=1)
-            agreement[f"{quantised} vs {full}"] = {"mean": float(cosines.mean()), "min": float(cosines.min())}
+    for variant, vectors in by_name.items():  # int8 and sentence-transformers against the ONNX fp32 model
+        full = variant.removeprefix("st:").removesuffix("-q")
+        if full != variant and full in by_name:
+            cosines = (vectors * by_name[full]).sum(axis=1)
+            agreement[f"{variant} vs {full}"] = {"mean": float(cosines.mean()), "min": float(cosines.min())}
     print("\n".join(table(
         ["encoder", "passages/s", "phrases/s", "facts/s", "query p50 ms", "load s", "recall@2", "recall@5"],
         ([r["encoder"], f"{r['passages_per_s']:.0f}", f"{r['phrases_per_s']:.0f}", f"{r['facts_per_s']:.0f}",

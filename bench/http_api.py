@@ -1,41 +1,32 @@
-"""The HTTP API (``hippo serve``) against the library, and under concurrent load with a writer (docs/serving.md).
-
-    python bench/http_api.py --namespace eval-musique_train-bge-small-en-v1.5 [--queries 60] [--seconds 60]
-        [--clients 8] [--json bench/out/http_api.json]
-
-Part 1, latency: p50 ms of ``POST /query`` against ``HippoRAG.query`` in this process (hipporag1 and hipporag2,
-query entities given to both), the two alternating question by question. Part 2: ``--clients`` HTTP clients
-query a scratch namespace for ``--seconds`` while a writer, over HTTP too, indexes, re-indexes, deletes and
-toggles a sentinel passage; every answer is checked: each passage returned was written, with a text it was
-written with, and not after its deletion committed; the sentinel is found only while it could be indexed and
-missed only while it was not surely indexed; ``GET /stats`` lies between what was surely and possibly committed.
+"""The HTTP API (``hippo serve``) against the library: p50 ms of ``POST /query`` and of ``HippoRAG.query`` in this
+process (hipporag1 and hipporag2, query entities given to both), alternating question by question; then
+``--clients`` HTTP clients on a scratch namespace for ``--seconds`` while a writer, over HTTP too, indexes,
+re-indexes, deletes and toggles a sentinel passage, every answer checked against the writer's ledger
+(``common.Ledger``). The figures and the checks: docs/serving.md.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import os
 import socket
 import subprocess
 import sys
 import time
 import uuid
-from typing import Any, Sequence
+from typing import Any
 
 import httpx
-from common import (MUSIQUE, ROOT, SENTINEL, LoadStats, Query, Sentinel, Steps, Workload, asked, default_datasets_dir,
-                    musique_docs, parser, run_load, write_json)
+from common import (ROOT, SENTINEL, LoadStats, Query, Steps, Workload, musique_docs, namespace_questions, run_load,
+                    write_json)
 
 from hippo_neo4j import HippoRAG
-from hippo_neo4j.evaluation import load_dataset
-from hippo_neo4j.extract.offline import OfflineExtractor
 
 
 def start_server(port: int, namespace: str) -> subprocess.Popen:
     command = [sys.executable, "-c", "from hippo_neo4j.cli import main; main()", "serve", "--port", str(port),
                "--namespace", namespace, "--extractor", "offline", "--log-level", "warning"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL)  # in the checkout: -c imports its library
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -50,14 +41,11 @@ def start_server(port: int, namespace: str) -> subprocess.Popen:
     raise SystemExit("hippo serve did not come up in 180 s")
 
 
-def latency(base: str, namespace: str, queries: int, modes: Sequence[str]) -> dict[str, Any]:
-    extractor = OfflineExtractor()
-    dataset = load_dataset(default_datasets_dir() / MUSIQUE)
-    questions = asked(extractor, [q.question for q in dataset.questions[:queries]])
+def latency(base: str, namespace: str, extractor: Any, questions: list[Query]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     client = Http(base, namespace)
     with HippoRAG(namespace=namespace, extractor=extractor) as memory:
-        for mode in modes:
+        for mode in ("hipporag1", "hipporag2"):
             def ranked_by(side: str, q: Query) -> list[str]:
                 body = {"query": q.text, "mode": mode, "entities": q.entities, "top_k": 10, "filter": False}
                 if side == "http":
@@ -78,7 +66,7 @@ def latency(base: str, namespace: str, queries: int, modes: Sequence[str]) -> di
 
 
 class Http:
-    """The scratch namespace through ``hippo serve`` (``common.Target``), over one keep-alive client."""
+    """The scratch namespace through ``hippo serve`` (a target of ``common.run_load``), over one keep-alive client."""
 
     def __init__(self, base: str, ns: str) -> None:
         self.client, self.ns = httpx.Client(base_url=base, timeout=120), ns
@@ -105,28 +93,26 @@ class Http:
         return [(p["id"], p["text"], p["filled"]) for p in self.post("/query", body)["passages"]], None
 
 
-def concurrency(base: str, seconds: float, clients: int) -> dict[str, Any]:
+def concurrency(base: str, extractor: Any, seconds: float, clients: int) -> dict[str, Any]:
     ns = f"bench-http-{uuid.uuid4().hex[:6]}"
     stats = LoadStats(("hipporag1", "dense", "sentinel", "hipporag2", "bm25"))
-    workload = Workload(batch=5, update_every=2, delete_every=1, deletes=2, sentinel=Sentinel(SENTINEL))
+    workload = Workload(batch=5, update_every=2, delete_every=1, deletes=2, sentinel=SENTINEL)
     report = {"namespace": ns} | run_load(lambda: Http(base, ns), musique_docs(), stats, workload, preload=100,
                                           clients=clients, count_every=11, done=lambda elapsed: elapsed >= seconds,
                                           deadline_s=seconds)
-    with HippoRAG(namespace=ns, extractor=OfflineExtractor()) as memory:
+    with HippoRAG(namespace=ns, extractor=extractor) as memory:
         memory.drop_namespace()
     return report
 
 
 def main() -> None:
-    p = parser(__doc__)
-    p.add_argument("--namespace", default="eval-musique_train-bge-small-en-v1.5",
-                   help="an indexed musique_train namespace, for part 1 (read only)")
-    p.add_argument("--queries", type=int, default=60)
-    p.add_argument("--seconds", type=float, default=60)
-    p.add_argument("--clients", type=int, default=8)
-    p.add_argument("--skip", choices=["latency", "concurrency"], help="run only the other part")
-    p.add_argument("--json", dest="json_path")
-    args = p.parse_args()
+    def options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--seconds", type=float, default=60)
+        p.add_argument("--clients", type=int, default=8)
+        p.add_argument("--skip", choices=["latency", "concurrency"], help="run only the other part")
+        p.add_argument("--json", dest="json_path")
+
+    args, extractor, questions = namespace_questions(__doc__, 60, options)
     with socket.socket() as s:  # a free port
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -135,10 +121,10 @@ def main() -> None:
     report: dict[str, Any] = {}
     try:
         if args.skip != "latency":
-            report["latency"] = latency(base, args.namespace, args.queries, ("hipporag1", "hipporag2"))
+            report["latency"] = latency(base, args.namespace, extractor, questions)
             print(json.dumps({"latency": report["latency"]}), flush=True)
         if args.skip != "concurrency":
-            report["concurrency"] = concurrency(base, args.seconds, args.clients)
+            report["concurrency"] = concurrency(base, extractor, args.seconds, args.clients)
     finally:
         server.terminate()
         server.wait(30)

@@ -1,16 +1,14 @@
 """Where a graph query's statement spends its time, on one indexed namespace: GDS PageRank alone (one iteration
 and to convergence, ``cypher/bench_ppr_only.cypher``), entity-ppr's statement with its lookup window against a
 window 8 times wider, hipporag2's statement with its mass floor against sorting every node (rankings compared)
-and its PageRank alone, and the passage cosines of a query in the client and on the server.
-
-    python bench/ppr_statements.py --namespace eval-musique_train-bge-small-en-v1.5 --queries 15
-
-Statements alternate per question, so a loaded machine slows each alike. Prints medians (ms) as JSON.
+and its PageRank alone, and the passage cosines of a query in the client and on the server. Statements alternate
+per question, so a loaded machine slows each alike. Prints medians (ms) as JSON; the figures: docs/results.md.
 """
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 
 from common import Steps, namespace_questions
 
@@ -31,14 +29,10 @@ def main() -> None:
         "bench_ppr_only", "entity_ppr_passages", "ppr2_passages"))
     with HippoRAG(namespace=args.namespace, extractor=extractor) as memory:
         ns, db, driver = memory.namespace, memory.database, memory.driver
-        phrase = projection.ensure(driver, db, ns, "phrase")
-        mentions = projection.ensure(driver, db, ns, "mentions")
-        passages = projection.ensure(driver, db, ns, "passage")
+        phrase, mentions, passages = (projection.ensure(driver, db, ns, kind)
+                                      for kind in ("phrase", "mentions", "passage"))
         hipporag2 = memory.retriever("hipporag2")
-        runs: dict[str, list[tuple[str, dict]]] = {k: [] for k in (
-            "pagerank, 1 iteration", "pagerank, to tolerance", "passage cosines on the server",
-            f"entity-ppr, window {entity_ppr.WINDOW}", f"entity-ppr, window {WIDE}",
-            "hipporag2, mass floor", "hipporag2, every node sorted", "hipporag2, pagerank only")}
+        runs: dict[str, list[tuple[str, dict]]] = defaultdict(list)  # statement and parameters, per question
         client: list = []  # query vectors, for the client's passage cosines
         for text, entities in ((q.text, q.entities) for q in questions):
             linked = memory.link_entities(entities)
@@ -58,6 +52,8 @@ def main() -> None:
             runs["passage cosines on the server"].append((cypher("passage_cosines"), {
                 "ns": ns, "embedding": vector.tolist(), "graphVersion": mentions.version}))
             client.append(vector)
+            runs[f"entity-ppr, window {entity_ppr.WINDOW}"].append((entity_statement, e))
+            runs[f"entity-ppr, window {WIDE}"].append((entity_statement, e | {"window": WIDE}))
             fact_seeds = hipporag2.fact_seeds(memory.link_facts(vector), memory.config)  # type: ignore[attr-defined]
             if fact_seeds:
                 passage = memory.retrieval.passage_vectors().cosines(vector, passages)
@@ -69,9 +65,7 @@ def main() -> None:
                     (hipporag2_statement, h | {"massFloor": mass_floor(weights, 10, memory.config.damping)}))
                 runs["hipporag2, every node sorted"].append((hipporag2_statement, h | {"massFloor": 0.0}))
                 runs["hipporag2, pagerank only"].append((cypher("bench_ppr2_only"), h))
-            runs[f"entity-ppr, window {entity_ppr.WINDOW}"].append((entity_statement, e))
-            runs[f"entity-ppr, window {WIDE}"].append((entity_statement, e | {"window": WIDE}))
-        steps, ranked = Steps(*runs), {k: [] for k in runs}
+        steps, ranked = Steps(*runs), defaultdict(list)
         for i in range(max(len(v) for v in runs.values())):
             for name, items in runs.items():
                 if i < len(items):

@@ -1,6 +1,5 @@
-"""The scale curve (``make bench BENCH_ARGS="--scale 2000,10000,50000"``, or ``python bench/scale.py``) on
-synthetic corpora of growing size (:class:`Corpus`), each in its own namespace ``bench-scale-<size>``, with vectors
-from :class:`TokenBagEncoder` (speed only). What each figure is, and the curve measured: docs/scale.md.
+"""The scale curve (``make bench BENCH_ARGS="--scale 2000,10000,50000"``) on synthetic corpora of growing size
+(:class:`Corpus`), each in a namespace ``bench-scale-<size>``, vectors from :class:`TokenBagEncoder`: docs/scale.md.
 """
 
 from __future__ import annotations
@@ -18,8 +17,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from common import (GRAPH_MODES, Query, add_one_ms, after_write_ms, catalogue_size, drop, emptied, fmt, local_server,
-                    measure_latency, parser, say, server_rss_mb, throughput, timed, timed_index, write_json)
+from common import (GRAPH_MODES, Query, add_one_ms, after_write_ms, catalogue_size, drop, emptied, local_server,
+                    measure_latency, parser, say, server_rss_mb, table, throughput, timed, timed_index, write_json)
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.config import ConnectionSettings
@@ -29,39 +28,26 @@ from hippo_neo4j.graph import projection
 from hippo_neo4j.models import Extraction, IndexReport, PassageIn
 from hippo_neo4j.text import normalize_phrase
 
-LATENCY_MODES = ("hipporag1", "hipporag2", "dense", "entity-ppr", "bm25")  # those of common.measure_latency
-
-
 def _digest(text: str, salt: str = "") -> int:
     return int.from_bytes(hashlib.blake2b(f"{salt}\x00{text}".encode(), digest_size=8).digest(), "little")
 
 
 class TokenBagEncoder(Encoder):
-    """Speed-only stand-in for a language model: a text's vector is the normalised sum of one random unit
-    vector per token (lower-cased alphanumeric runs), each seeded by a hash of the token. Deterministic; texts
-    that share words are close; no model to load. 384-d, like the database's vector indexes."""
+    """Speed-only stand-in for a language model: a text's vector is the normalised sum of one random unit vector
+    per token, each seeded by a hash of the token (docs/scale.md)."""
 
     name = "bench-token-bag-384"
+    dimension = 384
+    fingerprint = hashlib.sha256(b"bench-token-bag-384:384:blake2b-token-seed").hexdigest()
     synonym_threshold = 0.75  # a name and its suffixed variant: 0.816 expected, ± the noise of random vectors
-
-    def __init__(self, dimension: int = 384) -> None:
-        self._dimension = dimension
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
-
-    @property
-    def fingerprint(self) -> str:
-        return hashlib.sha256(f"{self.name}:{self._dimension}:blake2b-token-seed".encode()).hexdigest()
 
     @functools.lru_cache(maxsize=1_000_000)  # noqa: B019 - one encoder per size, kept for the run
     def _token(self, token: str) -> np.ndarray:
-        v = np.random.default_rng(_digest(token, "token")).standard_normal(self._dimension)
+        v = np.random.default_rng(_digest(token, "token")).standard_normal(self.dimension)
         return (v / np.linalg.norm(v)).astype(np.float32)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for i, text in enumerate(texts):
             tokens = normalize_phrase(text).split() or [text]
             out[i] = np.sum([self._token(t) for t in tokens], axis=0)
@@ -244,8 +230,8 @@ def drop_graph(memory: HippoRAG, name: str) -> None:
 
 
 def measure_projections(memory: HippoRAG, builds: int) -> dict[str, Any]:
-    """Per kind: ``builds`` wall times of projection.ensure with none of the current version in the catalogue
-    (dropped in between), the catalogue's size of the last and GDS's estimate. All three are left in memory."""
+    """Per kind: ``builds`` builds as the library makes them, their size and GDS's estimate (docs/scale.md); all
+    three kinds are left in memory."""
     d, db, ns = memory.driver, memory.database, memory.namespace
     out: dict[str, Any] = {}
     for kind in projection.KINDS:
@@ -261,8 +247,7 @@ def measure_projections(memory: HippoRAG, builds: int) -> dict[str, Any]:
 
 
 def native_projections(memory: HippoRAG, size: int, builds: int) -> dict[str, Any]:
-    """The phrase and passage graphs as native projections over a bench-only namespace label (built
-    ``builds`` times each, dropped afterwards); the labelling time too."""
+    """The phrase and passage graphs as native projections over a bench-only label (docs/scale.md), dropped after."""
     label = f"BenchScaleNs{size}"
     with memory.driver.session(database=memory.database) as session:  # CALL ... IN TRANSACTIONS: implicit
         label_ms = timed(lambda: [session.run(
@@ -285,8 +270,7 @@ def native_projections(memory: HippoRAG, size: int, builds: int) -> dict[str, An
 
 def index_size(memory: HippoRAG, todo: list[PassageIn], budget_s: float | None, result: dict[str, Any]
                ) -> list[PassageIn]:
-    """Index ``todo`` in 20 steps (the rate of each as the graph grows, in ``result``), stopping after a step
-    once ``budget_s`` seconds are spent (recorded as partial); the passages indexed."""
+    """Index ``todo`` in 20 steps, stopping after a step once ``budget_s`` seconds are spent; the passages indexed."""
     size, report, seconds, curve = len(todo), IndexReport(), 0.0, []
     step = max(256, size // 20)
     for start in range(0, size, step):
@@ -348,32 +332,6 @@ def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: 
     return result
 
 
-def run(connection: ConnectionSettings, sizes: Sequence[int], args: argparse.Namespace,
-        save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """The scale curve over ``sizes``; ``save(result)`` after every size."""
-    result: dict[str, Any] = {
-        "meta": {
-            "sizes": list(sizes), "seed": args.seed, "queries": args.queries, "projection_builds": args.builds,
-            "rounds": args.rounds, "encoder": f"{TokenBagEncoder.name}: random unit vector per token (seeded by its "
-                                              "hash), summed and normalised; speed only, not retrieval quality",
-            "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "load_average_start": os.getloadavg(),
-        },
-        "sizes": {},
-    }
-    driver = connect(connection)
-    corpus = Corpus(args.seed)
-    try:
-        for size in sizes:
-            began = time.perf_counter()
-            figures = result["sizes"][str(size)] = run_size(connection, driver, corpus, size, args)
-            figures["wall_s"], figures["load_average"] = time.perf_counter() - began, os.getloadavg()
-            save(result)
-    finally:
-        driver.close()
-    return result
-
-
 # ------------------------------------------------------------------------------------------- printing
 
 
@@ -381,37 +339,38 @@ def scale_table(result: dict[str, Any]) -> str:
     """The scale curve as a markdown table: one column per size, and the growth exponent of the rows that grow."""
     runs = {int(k): v for k, v in result.get("sizes", {}).items()}
     sizes = sorted(runs)
-    # (label, the digits of the cell's one value or a template for its values, their paths in a size's figures,
-    # whether the growth of the (first) value is shown)
-    rows: list[tuple[str, int | str, tuple[str, ...], bool]] = [
-        ("passages indexed", 0, ("graph.passages",), False), ("phrases", 0, ("graph.phrases",), True),
-        ("facts", 0, ("graph.facts",), False), ("MENTIONED_IN edges", 0, ("graph.mention_edges",), False),
-        ("RELATION edges", 0, ("graph.relation_edges",), False),
-        ("SYNONYM edges", 0, ("graph.synonym_edges",), True),
-        ("indexing, passages/s", 1, ("index.passages_per_s",), False),
-        ("  of which synonym s", 1, ("index.synonym_s",), False),
-        ("add one passage, ms (median of 5)", 0, ("add_one_ms",), True),
+    # (label, the template of the cell's values, their paths in a size's figures, whether the growth of the first
+    # value is shown)
+    D0, D1 = "{:,.0f}", "{:,.1f}"
+    rows: list[tuple[str, str, tuple[str, ...], bool]] = [
+        ("passages indexed", D0, ("graph.passages",), False), ("phrases", D0, ("graph.phrases",), True),
+        ("facts", D0, ("graph.facts",), False), ("MENTIONED_IN edges", D0, ("graph.mention_edges",), False),
+        ("RELATION edges", D0, ("graph.relation_edges",), False),
+        ("SYNONYM edges", D0, ("graph.synonym_edges",), True),
+        ("indexing, passages/s", D1, ("index.passages_per_s",), False),
+        ("  of which synonym s", D1, ("index.synonym_s",), False),
+        ("add one passage, ms (median of 5)", D0, ("add_one_ms",), True),
     ]
     for k in projection.KINDS:
         p = f"projections.{k}."
-        rows += [(f"projection {k}: build ms", 0, (p + "build_ms",), True),
+        rows += [(f"projection {k}: build ms", D0, (p + "build_ms",), True),
                  (f"projection {k}: nodes / relationships", "{:,} / {:,}", (p + "nodes", p + "relationships"), False),
-                 (f"projection {k}: catalogue MiB", 1, (p + "size_mb",), True),
+                 (f"projection {k}: catalogue MiB", D1, (p + "size_mb",), True),
                  (f"projection {k}: GDS estimate MiB (min-max)", "{:.1f}-{:.1f}",
                   (p + "estimate_min_mb", p + "estimate_max_mb"), False)]
     if any("native_projections" in r for r in runs.values()):
-        rows += [("native phrase: build ms", 0, ("native_projections.phrase.build_ms",), True),
-                 ("native passage: build ms", 0, ("native_projections.passage.build_ms",), True),
-                 ("native passage: catalogue MiB", 1, ("native_projections.passage.size_mb",), False)]
+        rows += [("native phrase: build ms", D0, ("native_projections.phrase.build_ms",), True),
+                 ("native passage: build ms", D0, ("native_projections.passage.build_ms",), True),
+                 ("native passage: catalogue MiB", D1, ("native_projections.passage.size_mb",), False)]
     rows += [
         ("server heap used / max MiB", "{:,.0f} / {:,.0f}", ("heap.used_mb", "heap.max_mb"), False),
-        ("server heap free MiB", 0, ("heap.free_mb",), False), ("server RSS MiB", 0, ("server_rss_mb",), False),
-        ("vectors (passages + phrases + facts)", 0, ("vectors",), False),
-        ("vector payload MiB (float32)", 0, ("vector_payload_mb",), False),
-        ("vector index files, growth MiB (whole server)", 0, ("vector_index_growth_mb",), False),
+        ("server heap free MiB", D0, ("heap.free_mb",), False), ("server RSS MiB", D0, ("server_rss_mb",), False),
+        ("vectors (passages + phrases + facts)", D0, ("vectors",), False),
+        ("vector payload MiB (float32)", D0, ("vector_payload_mb",), False),
+        ("vector index files, growth MiB (whole server)", D0, ("vector_index_growth_mb",), False),
     ]
     rows += [(f"{m} p50 / p95 ms", "{:.1f} / {:.1f}", (f"latency_ms.{m}.p50", f"latency_ms.{m}.p95"), True)
-             for m in LATENCY_MODES]
+             for m in ("hipporag1", "hipporag2", "dense", "entity-ppr", "bm25")]
     rows += [(f"write → first {m} query ms (next)", "{:.0f} ({:.0f})",
               (f"write_then_query_ms.{m}.first", f"write_then_query_ms.{m}.next"), True) for m in GRAPH_MODES]
 
@@ -420,12 +379,9 @@ def scale_table(result: dict[str, Any]) -> str:
             r = r.get(key) if isinstance(r, dict) else None
         return r
 
-    def cell(r: dict[str, Any], form: int | str, paths: tuple[str, ...]) -> str:
-        values = [value(r, path) for path in paths]
-        if isinstance(form, int):
-            return f"{values[0]:,}" if isinstance(values[0], int) else fmt(values[0], form)
+    def cell(r: dict[str, Any], form: str, paths: tuple[str, ...]) -> str:
         try:
-            return form.format(*values)
+            return form.format(*(value(r, path) for path in paths))
         except (TypeError, ValueError):
             return "-"
 
@@ -440,16 +396,15 @@ def scale_table(result: dict[str, Any]) -> str:
         partial = runs[s].get("partial")
         return f"{s:,} ({partial['indexed']:,} indexed)" if partial else f"{s:,}"
 
-    lines = ["| passages | " + " | ".join(title(s) for s in sizes) + " | growth exponent |",
-             "|---|" + "---:|" * len(sizes) + "---:|"]
-    lines += [f"| {label} | " + " | ".join(cell(runs[s], form, paths) for s in sizes) + " | "
-              + (growth(paths[0]) if grows else "-") + " |" for label, form, paths, grows in rows]
+    lines = table(["passages", *(title(s) for s in sizes), "growth exponent"], (
+        [label, *(cell(runs[s], form, paths) for s in sizes), growth(paths[0]) if grows else "-"]
+        for label, form, paths, grows in rows))
     lines += ["", "growth exponent b: value ∝ passages^b between the smallest and the largest size (1 = linear). "
               "Vectors: " + result.get("meta", {}).get("encoder", "")]
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+def main() -> None:
     p = parser(__doc__)
     p.add_argument("--scale", default="2000,10000,50000", help="passage counts, e.g. 2000,10000,50000")
     p.add_argument("--scale-json", default="bench/out/scale.json", help="write the figures here")
@@ -465,28 +420,39 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--append", action="store_true",
                    help="add these sizes to the sizes already in --scale-json (a later run, e.g. the largest alone)")
     p.add_argument("--table", action="store_true", help="only print the table of --scale-json (no run)")
-    args, _ = p.parse_known_args(argv)
+    args, _ = p.parse_known_args()  # suite.py --scale passes its own options too
     out = Path(args.scale_json)
     if args.table:
-        result = json.loads(out.read_text(encoding="utf-8"))
-        print(scale_table(result))
-        return result
+        print(scale_table(json.loads(out.read_text(encoding="utf-8"))))
+        return
     sizes = [int(s) for s in args.scale.split(",") if s.strip().isdigit() and int(s) > 0]
     if not sizes or len(sizes) != len(args.scale.split(",")):
         p.error(f"--scale takes positive passage counts separated by commas, got {args.scale!r}")
-    earlier = json.loads(out.read_text(encoding="utf-8")) if args.append and out.exists() else {}
-
-    def save(result: dict[str, Any]) -> None:  # after every size: a later size that fails keeps the earlier ones
-        if earlier:
-            runs = {**earlier.get("sizes", {}), **result["sizes"]}
-            result["sizes"] = {k: runs[k] for k in sorted(runs, key=int)}
-            result["meta"]["earlier_runs"] = [earlier["meta"], *earlier["meta"].get("earlier_runs", [])]
-            result["meta"]["earlier_runs"][0].pop("earlier_runs", None)
-        write_json(out, result)
-
-    result = run(ConnectionSettings.from_env(), sizes, args, save)
+    connection = ConnectionSettings.from_env()
+    result: dict[str, Any] = {
+        "meta": {
+            "sizes": sizes, "seed": args.seed, "queries": args.queries, "projection_builds": args.builds,
+            "rounds": args.rounds, "encoder": f"{TokenBagEncoder.name}: random unit vector per token (seeded by its "
+                                              "hash), summed and normalised; speed only, not retrieval quality",
+            "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "load_average_start": os.getloadavg(),
+        },
+        "sizes": {},
+    }
+    if args.append and out.exists():  # the sizes of the earlier runs stay, and what they were run with
+        earlier = json.loads(out.read_text(encoding="utf-8"))
+        older = earlier["meta"].pop("earlier_runs", [])
+        result["sizes"], result["meta"]["earlier_runs"] = earlier["sizes"], [earlier["meta"], *older]
+    driver, corpus = connect(connection), Corpus(args.seed)
+    try:
+        for size in sizes:  # saved after every size: a later size that fails keeps the earlier ones
+            began = time.perf_counter()
+            figures = result["sizes"][str(size)] = run_size(connection, driver, corpus, size, args)
+            figures["wall_s"], figures["load_average"] = time.perf_counter() - began, os.getloadavg()
+            write_json(out, result)
+    finally:
+        driver.close()
     print("\n" + scale_table(result) + f"\n\nwrote {out}")
-    return result
 
 
 if __name__ == "__main__":

@@ -1,8 +1,6 @@
-"""The benchmark suite (``make bench``, or ``python bench/suite.py``): retrieval latency next to the same retrieval in
-process, indexing throughput against the encoder alone, the first query after a write, the cost of adding one
-passage as the graph grows, step profiles of hipporag1 and hipporag2, server memory and projection size.
-``--scale SIZES`` runs the scale curve instead (bench/scale.py, with its own options). Latency excludes query NER
-and includes everything after it; throughput excludes extraction. What each figure is: docs/results.md.
+"""The benchmark suite (``make bench``): retrieval latency next to the same retrieval in process, indexing throughput
+against the encoder alone, the first query after a write, adding one passage as the graph grows, step profiles,
+server memory and projection size (what each figure is: docs/results.md). ``--scale SIZES`` runs bench/scale.py.
 """
 
 from __future__ import annotations
@@ -52,12 +50,7 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         steps("ppr", lambda: memory.store.run("bench_ppr_only", **params))
         steps("ppr_and_aggregate", lambda: memory.store.run("ppr_passages", **params))
         steps("total", lambda: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities))
-    result = steps.medians()
-    if result["link"] is not None and result["encode"] is not None:
-        result["link_without_encode"] = result["link"] - result["encode"]
-    if result["ppr_and_aggregate"] is not None and result["ppr"] is not None:
-        result["aggregate"] = result["ppr_and_aggregate"] - result["ppr"]
-    return result
+    return steps.medians()
 
 
 def encoder_calls(memory: HippoRAG, passages: Sequence[PassageIn]) -> tuple[list[list[str]], dict[str, int]]:
@@ -67,8 +60,7 @@ def encoder_calls(memory: HippoRAG, passages: Sequence[PassageIn]) -> tuple[list
     todo = memory.indexer.accept(list(passages), memory.config, IndexReport())
     size, normaliser = max(1, memory.config.batch_size), PhraseNormaliser()
     calls: list[list[str]] = []
-    seen_phrases: set[str] = set()
-    seen_facts: set[str] = set()
+    seen_phrases, seen_facts = set[str](), set[str]()
     for start in range(0, len(todo), size):
         ok = [p for p in todo[start : start + size] if p.extraction is not None]
         if not ok:
@@ -120,8 +112,7 @@ def index_wiki(memory: HippoRAG, datasets: Path, extractor: Any, queries: int, r
     """2Wiki's corpus with offline extraction, indexed up to each of ADD_ONE_SIZES passages (adding one passage
     timed there), then the rest. 2Wiki has no questions here: the first sentence of passages sampled with a
     fixed seed stands for one."""
-    corpus = [p for p in load_corpus(datasets / WIKI / "corpus.json") if p.text.strip()]
-    corpus = list({p.passage_id: p for p in corpus}.values())
+    corpus = list({p.passage_id: p for p in load_corpus(datasets / WIKI / "corpus.json") if p.text.strip()}.values())
     say(f"offline extraction of {len(corpus)} {WIKI} passages (cached after the first run)")
     began = time.perf_counter()
     extracted = extractor.extract(corpus)
@@ -151,9 +142,8 @@ def run(connection: ConnectionSettings, datasets: Path, *, queries: int = 100, o
     """Every benchmark of issue 5, in namespaces ``bench-<dataset>`` (rebuilt from scratch, dropped after)."""
     extractor = make_extractor("offline")
     result: dict[str, Any] = {
-        "latency_ms": {}, "index": {}, "add_one_ms": {str(s): None for s in ADD_ONE_SIZES},
-        "server_rss_mb": None, "projection_mb": None,
-        "profile_ms": {}, "graph": {}, "projections": {}, "add_one_samples_ms": {},
+        "latency_ms": {}, "index": {}, "add_one_ms": {str(s): None for s in ADD_ONE_SIZES}, "add_one_samples_ms": {},
+        "profile_ms": {}, "graph": {}, "projections": {},
         "meta": {"queries": queries, "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M")},
     }
     driver = connect(connection)
@@ -190,11 +180,9 @@ def run(connection: ConnectionSettings, datasets: Path, *, queries: int = 100, o
 
 def bench_table(result: dict[str, Any]) -> str:
     """The benchmark figures as markdown tables."""
-    def ratio(a: float | None, b: float | None) -> str:
-        return fmt(a / b if a and b else None) + "×"
-
     lines = table(["dataset", "mode", "p50 ms", "p95 ms", "in-process p50 ms", "ratio"], left=2, rows=(
-        [dataset, mode, v["p50"], v["p95"], v["inprocess_p50"], ratio(v.get("p50"), v.get("inprocess_p50"))]
+        [dataset, mode, v["p50"], v["p95"], v["inprocess_p50"],
+         fmt(v["p50"] / v["inprocess_p50"] if v["p50"] and v["inprocess_p50"] else None) + "×"]
         for dataset, modes in result.get("latency_ms", {}).items() for mode, v in modes.items()))
     lines += [""] + table(["dataset", "passages", "passages/s", "embed s", "write s", "synonym s", "(extract s)",
                            "index s", "encoder-only s", "index / encoder-only"], rows=(
@@ -215,19 +203,17 @@ def bench_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main() -> None:
     p = parser(__doc__)
     p.add_argument("--json", dest="json_out", default="bench/out/bench.json", help="write the figures here")
     p.add_argument("--queries", type=int, default=100, help="queries per dataset and mode")
     p.add_argument("--only", choices=["all", "musique", "2wiki"], default="all")
     p.add_argument("--scale", metavar="SIZES", default=None,
-                   help="run the scale curve instead (bench/scale.py) on synthetic corpora of these passage counts, "
-                        "e.g. 2000,10000,50000; it writes bench/out/scale.json (--scale-json), and takes --queries "
-                        "and its own --builds, --rounds, --seed, --no-native, --keep, --index-budget, --append")
-    args, rest = p.parse_known_args(argv)
+                   help="run the scale curve instead (bench/scale.py, whose options pass through) on synthetic corpora "
+                        "of these passage counts, e.g. 2000,10000,50000")
+    args, rest = p.parse_known_args()
     if args.scale:  # bench/scale.py takes the same command line, in a process of its own
-        scale = [sys.executable, str(Path(__file__).with_name("scale.py"))]
-        sys.exit(subprocess.call(scale + list(sys.argv[1:] if argv is None else argv)))
+        sys.exit(subprocess.call([sys.executable, str(Path(__file__).with_name("scale.py")), *sys.argv[1:]]))
     if rest:
         p.error(f"unrecognized arguments: {' '.join(rest)}")
     result = run(ConnectionSettings.from_env(), default_datasets_dir(), queries=args.queries, only=args.only)
