@@ -39,12 +39,12 @@ def test_the_probe_tells_what_the_server_does_and_is_asked_once_a_connection(dri
     assert caps.neo4j_version == server.pinned_versions(server_settings.line)["neo4j"]
     assert caps.gds_version == server.pinned_versions(server_settings.line)["gds"] and caps.gds_allowed
     memory = memory_factory()
-    memory.index([P("a", "Ann met Bob.", [["ann", "met", "bob"]])])
+    memory.index([P("a", "Ann met Bob.", ("Ann", "met", "Bob"))])
     graph = projection.ensure(driver, "neo4j", memory.namespace)
-    weighted = ("CALL gds.pageRank.stream($graph, {sourceNodes: [[gds.util.asNode(0), 0.5]]}) YIELD nodeId "
-                "RETURN count(*) AS n")
+    weighted = ("MATCH (p:Phrase {ns: $ns}) WITH p LIMIT 1 "
+                "CALL gds.pageRank.stream($graph, {sourceNodes: [[p, 0.5]]}) YIELD nodeId RETURN count(*) AS n")
     try:
-        driver.execute_query(weighted, graph=graph.name)
+        driver.execute_query(weighted, graph=graph.name, ns=memory.namespace)
         runs = True
     except ClientError as exc:
         assert "sourceNodes" in str(exc)
@@ -57,12 +57,13 @@ def test_the_probe_tells_what_the_server_does_and_is_asked_once_a_connection(dri
 
 def test_sums_of_unweighted_walks_rank_and_score_as_the_weighted_walk(driver, on_musique10, musique10, monkeypatch):
     """Every graph mode on musique10's questions: the statements as a GDS without weighted sourceNodes runs them
-    (cypher/weighted_reset.cypher) give the weighted walk's top 10 and scores to 1e-6. Where the server itself
+    (cypher/weighted_reset.cypher, over projections with the passages' feeders) give the weighted walk's top 10
+    and scores to 1e-6. Where the server itself
     takes no weighted sourceNodes the reference tests compare its walks with the in-process reference instead."""
     if not capabilities.of(driver).weighted_sources:
         pytest.skip("this server takes no weighted sourceNodes: test_*_equals_the_inprocess_reference cover it")
     small, _ = musique10
-    memory = on_musique10(config=HippoConfig())
+    memory = on_musique10(config=HippoConfig(ppr_tolerance=1e-10))  # both converged, not truncated alike
     names = OfflineExtractor()
     entities = {q.id: names.query_entities(q.question) for q in small.questions}
 
@@ -86,11 +87,15 @@ def test_every_ppr_statement_has_a_form_for_unweighted_sources():
         assert "sourceNodes: resetLevel.members" in text and "x[1]]] AS passageSources" not in text.split("CALL (*)")[-1]
         assert text.count("gds.pageRank.stream(") == reset.statement(name, weighted_sources=True).count("gds.pageRank.stream(")
     assert reset.statement("stats", weighted_sources=False) == reset.statement("stats", weighted_sources=True)
+    for kind, (_, name) in projection.KINDS.items():
+        fed = reset.projection(name, kind, weighted_sources=False)
+        assert ("FEEDS" in fed) is (kind != "phrase") and reset.projection(name, kind, weighted_sources=True) == \
+            reset.statement(name, weighted_sources=True)
 
 
 def test_without_sysinfo_the_memory_check_is_skipped_with_one_notice(driver, memory_factory, monkeypatch, caplog):
     memory = memory_factory()
-    memory.index([P("a", "Ann met Bob.", [["ann", "met", "bob"]])])
+    memory.index([P("a", "Ann met Bob.", ("Ann", "met", "Bob"))])
     _assume(monkeypatch, driver, sys_info=False, problems={"sys_info": "NoSuchMethodError"})
     monkeypatch.setattr(capabilities, "_noticed", type(capabilities._noticed)())
     with caplog.at_level(logging.WARNING, logger="hippo_neo4j.capabilities"):
@@ -105,7 +110,7 @@ def test_without_sysinfo_the_memory_check_is_skipped_with_one_notice(driver, mem
 
 def test_hippo_doctor_reports_the_server_its_namespaces_and_a_fix_for_each_problem(connection, memory_factory, driver):
     memory = memory_factory()
-    memory.index([P("a", "Ann met Bob.", [["ann", "met", "bob"]])])
+    memory.index([P("a", "Ann met Bob.", ("Ann", "met", "Bob"))])
     env = {"HIPPO_NEO4J_URI": connection.uri, "HIPPO_NEO4J_PASSWORD": connection.password.get_secret_value()}
     out = CliRunner().invoke(cli, ["doctor", "--json"], env=env)
     assert out.exit_code in (0, 2), out.output

@@ -47,6 +47,8 @@ def _write_json(path: str, data: Any) -> None:
               help="τ: cosine for SYNONYM edges (shapes the index) [default: the encoder's calibrated τ].")
 @click.option("--damping", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
               help="PPR damping (query time) [default 0.5].")
+@click.option("--ppr-tolerance", type=click.FloatRange(0, min_open=True), default=None,
+              help="PPR convergence tolerance (query time) [default 1e-8]; smaller for comparing servers' walks.")
 @click.option("--sweep", is_flag=True, help="Also run hipporag1 over τ ∈ {0.8, 0.85, 0.9} × damping ∈ {0.3, 0.5, 0.7}.")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Evaluate only the first N questions.")
 @click.option("--no-filter", is_flag=True, help="hipporag2 without the LLM recognition filter (off anyway with no LLM).")
@@ -78,6 +80,7 @@ def eval_cmd(
     eval_ns: str | None,
     tau: float | None,
     damping: float | None,
+    ppr_tolerance: float | None,
     sweep: bool,
     limit: int | None,
     no_filter: bool,
@@ -116,7 +119,8 @@ def eval_cmd(
     root_ns = ctx.find_root().obj.get("connection_options", {}).get("namespace")
     base_config = HippoConfig()
     config = base_config.model_copy(
-        update={k: v for k, v in {"synonym_threshold": tau, "damping": damping}.items() if v is not None}
+        update={k: v for k, v in {"synonym_threshold": tau, "damping": damping,
+                                    "ppr_tolerance": ppr_tolerance}.items() if v is not None}
     )
     base_encoder = shared_encoder()
     base_ns = eval_ns or root_ns or ev.default_namespace(

@@ -51,16 +51,21 @@ KINDS = {
 
 
 @functools.cache
-def statement_format(kind: str) -> str:
-    """A short fingerprint of the statement that projects ``kind``: part of the projection's name, so a
-    projection built by another release's statement (a server that kept running across an upgrade) is
-    neither walked nor mistaken for the current one, only dropped."""
-    forms = cypher(KINDS[kind][1]) + (reset.fed_projection(KINDS[kind][1]) if kind != "phrase" else "")
-    return hashlib.sha256(forms.encode()).hexdigest()[:8]
+def statement_format(kind: str, weighted: bool = True) -> str:
+    """A short fingerprint of the statement that projects ``kind`` (in its form for a GDS that does, or does not,
+    take weighted sourceNodes: ``graph/reset.py``): part of the projection's name, so a projection built by
+    another release's statement (a server that kept running across an upgrade) or form is neither walked nor
+    mistaken for the current one, only dropped."""
+    return hashlib.sha256(reset.projection(KINDS[kind][1], kind, weighted).encode()).hexdigest()[:8]
 
 
-def graph_name(ns: str, version: int, kind: str = "phrase") -> str:
-    return f"{PREFIX}:{ns}:v{version}.{statement_format(kind)}{KINDS[kind][0]}"
+def _format(driver: Driver, database: str, kind: str) -> str:
+    """The statement format of ``kind`` for ``driver``'s server."""
+    return statement_format(kind, capabilities.of(driver, database).weighted_sources)
+
+
+def graph_name(ns: str, version: int, kind: str = "phrase", weighted: bool = True) -> str:
+    return f"{PREFIX}:{ns}:v{version}.{statement_format(kind, weighted)}{KINDS[kind][0]}"
 
 
 def _parse(name: str, ns: str) -> tuple[int, str, str] | None:
@@ -139,7 +144,7 @@ def drop(driver: Driver, database: str, ns: str, keep_version: int | None = None
     dropped = []
     for name in _existing(driver, database, ns):
         version, its_kind, fmt = _parse(name, ns)  # type: ignore[misc] - _existing keeps this namespace's names
-        keep = version == keep_version and fmt == statement_format(its_kind)
+        keep = version == keep_version and fmt == _format(driver, database, its_kind)
         if not keep and kind in (None, its_kind):
             driver.execute_query(
                 "CALL gds.graph.drop($name, false) YIELD graphName RETURN graphName", name=name, database_=database
@@ -189,13 +194,13 @@ def _newest(driver: Driver, database: str, ns: str, kind: str, below: int) -> Pr
     best: Projection | None = None
     for name, (nodes, rels) in _existing(driver, database, ns).items():
         version, its_kind, fmt = _parse(name, ns)  # type: ignore[misc] - _existing keeps this namespace's names
-        if its_kind == kind and fmt == statement_format(kind) and version < below and (best is None or version > best.version):
+        if its_kind == kind and fmt == _format(driver, database, kind) and version < below and (best is None or version > best.version):
             best = Projection(name, version, nodes, rels, created=False, current=version)
     return best
 
 
 def _ensure(driver: Driver, database: str, ns: str, version: int, kind: str) -> Projection:
-    name = graph_name(ns, version, kind)
+    name = graph_name(ns, version, kind, capabilities.of(driver, database).weighted_sources)
     existing = _existing(driver, database, ns)
     if name in existing:
         return Projection(name, version, *existing[name], created=False, current=version)
