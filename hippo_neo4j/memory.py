@@ -69,7 +69,6 @@ class HippoRAG:
         self.store = GraphStore(self.driver, self.database, self.namespace)
         self._use_encoder(self.encoder)
         self._bound = False
-        self._dropped = False  # by drop_namespace: the namespace's indexes are gone
         self.ensure_schema()
 
     # -- lifecycle
@@ -114,9 +113,6 @@ class HippoRAG:
     def check_encoder(self) -> None:
         """The namespace's vectors come from this client's encoder, else a ConfigError naming both and the fix
         (once per client; a namespace indexed for the first time is bound to the encoder then)."""
-        if self._dropped:
-            self.store.create_indexes(self.encoder.dimension)
-            self._dropped = False
         if not self._bound:
             binding.check(self.store, self.encoder)
             self._bound = True
@@ -187,9 +183,7 @@ class HippoRAG:
     def drop_namespace(self) -> dict[str, int]:
         """Delete every node of this namespace, its projections and its indexes (made again if this client
         indexes or queries the namespace afterwards)."""
-        report = namespaces.drop_namespace(self.store)
-        self._dropped = True
-        return report
+        return namespaces.drop_namespace(self.store)
 
     # -- reading
 
@@ -235,7 +229,7 @@ class HippoRAG:
         return link_entities(self.store, self.encoder, entities)
 
     def link_facts(self, vector: np.ndarray, top_k: int | None = None) -> list[FactHit]:
-        """The query's nearest facts of this namespace (cosine), through the shared fact vector index."""
+        """The query's nearest facts of this namespace (cosine), through its fact vector index."""
         self.check_encoder()
         return link_facts(self.store, vector, top_k or self.config.fact_top_k)[0]
 

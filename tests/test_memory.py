@@ -291,14 +291,15 @@ def test_namespaces_isolate_stats_retrieval_delete_and_projections(memory_factor
     two.delete(["m0", "m1"])
     assert one.stats() == s1 and two.stats()["passages"] == 18
     assert {p.id for p in one.query(musique[0].text, mode="bm25").passages} >= {"m0"}
-    # rebuilding two's projection after its write never touches one's, and vice versa
+    # rebuilding two's projection after its write (by the background refresh the write started, or by this
+    # call, whichever comes first) never touches one's, and vice versa
     g2b = projection.ensure(driver, "neo4j", two.namespace)
-    assert g2b.created and g2b.name != g2.name
+    assert g2b.version > g2.version and g2b.name != g2.name
     names = set(projection._existing(driver, "neo4j", one.namespace))
     assert names == {g1.name}
     one.index([P("new", "A new passage about zebras.", ("zebra", "is", "animal"))])
     g1b = projection.ensure(driver, "neo4j", one.namespace)
-    assert g1b.created and set(projection._existing(driver, "neo4j", two.namespace)) == {g2b.name}
+    assert g1b.version > g1.version and set(projection._existing(driver, "neo4j", two.namespace)) == {g2b.name}
     one.drop_namespace()
     assert one.stats()["passages"] == 0 and two.stats()["passages"] == 18
     assert ids_two - {"m0", "m1"} == {r["id"] for r in rows(driver, "MATCH (p:Passage {ns: $ns}) RETURN p.id AS id", ns=two.namespace)}
@@ -339,9 +340,18 @@ def test_each_namespace_searches_its_own_indexes_and_an_older_one_gets_them_when
     assert labelled["all"] == labelled["labelled"] > 0
     crowd.drop_namespace()
     assert not set(crowd.store.indexes.values()) & index_names() and set(one.store.indexes.values()) <= index_names()
-    # the client of a dropped namespace can fill it again: its indexes come back
+    # the client of a dropped namespace, and another client of it, can fill it again: its indexes come back
+    twin = memory_factory(crowd.namespace)
+    assert twin.query(questions[0], mode="dense").passages == [] and not set(twin.store.indexes.values()) & index_names()
     crowd.index(musique[:20])
     assert answers(crowd) == before and set(crowd.store.indexes.values()) <= index_names()
+    crowd.drop_namespace()
+    twin.store.indexed = True  # what the other client last saw: the namespace and its indexes
+    twin.index(musique[:20])
+    assert answers(twin) == before
+    # a client of a namespace nothing was written to reads nothing and creates no index
+    ghost = memory_factory()
+    assert ghost.query(questions[0], mode="bm25").passages == [] and not set(ghost.store.indexes.values()) & index_names()
 
 
 # ----------------------------------------------------------------------------------------- crash safety

@@ -151,6 +151,7 @@ class GraphWriter:
     ) -> int:
         """The graph version written."""
         ns, scope = self.store.namespace, self.store.scope
+        self.store.ensure_indexes()
         mentions = [m.model_dump() for m in batch.mentions]
         relations = [r.model_dump() for r in batch.relations]
 

@@ -4,6 +4,7 @@ nearest-neighbour searches over the namespace's own vector indexes."""
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -34,6 +35,7 @@ def finite_or_none(vector: np.ndarray) -> list[float] | None:
 # and the fact index 16 at k 100, 10 at 200 and none at 400 (3.3, 4.0, 5.6 ms): docs/results.md.
 VECTOR_CANDIDATES = 400
 
+MISSING_INDEX = re.compile(r"no such (vector|fulltext) schema index", re.I)  # a dropped namespace's
 KINDS = ("phrase", "passage", "fact")  # the node kinds with an embedding: a vector index each per namespace
 
 
@@ -54,6 +56,8 @@ class GraphStore:
         # every Phrase, Passage and Fact node of the namespace carries its kind's label, which its indexes cover
         self.labels = {kind: f"Hippo{kind.capitalize()}_{key}" for kind in KINDS}
         self.indexes = {kind: f"hippo_{kind}_embedding_{key}" for kind in KINDS} | {"text": f"hippo_passage_text_{key}"}
+        self.dimension: int | None = None  # of the namespace's vector indexes (the client's encoder)
+        self.indexed = False  # whether this client saw or made the namespace's indexes
 
     @property
     def scope(self) -> dict[str, Any]:
@@ -64,7 +68,17 @@ class GraphStore:
         """Run ``cypher/<name>.cypher`` with ``$ns`` bound to this namespace (and its ``$labels`` and
         ``$indexes``); the records. A PPR statement takes the form the server's GDS runs (``graph/reset.py``)."""
         text = reset.statement(name, capabilities.of(self.driver, self.database).weighted_sources)
-        return self.driver.execute_query(text, **self.scope, database_=self.database, **params).records
+        try:
+            return self.driver.execute_query(text, **self.scope, database_=self.database, **params).records
+        except ClientError as exc:
+            # no index of the namespace: nothing written to it yet (nothing to find), or it was dropped (by this
+            # client or another) and written again: its indexes, once more
+            if self.dimension is None or not MISSING_INDEX.search(str(exc)):
+                raise
+            if not self.has_passages():
+                return []
+            self.create_indexes(self.dimension)
+            return self.driver.execute_query(text, **self.scope, database_=self.database, **params).records
 
     def write(self, work: Callable[[Any], None]) -> int:
         """One write transaction that also bumps the namespace's graph version (stale projections); the
@@ -89,21 +103,31 @@ class GraphStore:
         return self.write(lambda tx: tx.run(cypher(name), **self.scope, **params).consume())
 
     def ensure_schema(self, dimension: int, encoder_name: str) -> None:
-        """The database's constraints and indexes and the namespace's own (idempotent), then wait until every
-        index is online. A namespace written before it had indexes of its own gets its labels first."""
+        """The database's constraints and indexes (idempotent) and the namespace's own: checked when it has
+        them, made for a namespace written before it had indexes of its own (labelled first), and left for the
+        first write (:meth:`ensure_indexes`) when nothing was written to it yet, so reading a namespace never
+        creates one."""
         for statement in cypher_statements("schema"):
             self.driver.execute_query(statement, database_=self.database)
+        self.dimension = dimension
         found = self.index_dimension()
-        if found is None:
-            with self.driver.session(database=self.database) as session:
-                session.run(cypher("label_namespace"), **self.scope).consume()
-        elif found != dimension:
+        if found is not None and found != dimension:
             raise ConfigError(
                 f"Namespace {self.namespace!r} holds {found}-d vectors but encoder {encoder_name!r} produces "
                 f"{dimension}-d ones. Use the encoder the namespace was built with, or re-embed it "
                 f"(`hippo reembed`) with the new one."
             )
-        self.create_indexes(dimension)
+        if found is not None:
+            self.indexed = True
+        elif self.has_passages():
+            with self.driver.session(database=self.database) as session:
+                session.run(cypher("label_namespace"), **self.scope).consume()
+            self.create_indexes(dimension)
+
+    def ensure_indexes(self) -> None:
+        """The namespace's indexes before a write adds nodes to it (once a client, unless they were dropped)."""
+        if not self.indexed and self.dimension is not None:
+            self.create_indexes(self.dimension)
 
     def index_dimension(self) -> int | None:
         """The dimension of the namespace's phrase vector index; None if it has none yet."""
@@ -116,6 +140,7 @@ class GraphStore:
 
     def create_indexes(self, dimension: int) -> None:
         """The namespace's vector indexes (``dimension``-d) and full-text index, if missing; waits until online."""
+        self.dimension, self.indexed = dimension, True
         names = {f"${kind}Index": f"`{name}`" for kind, name in self.indexes.items()}
         names |= {f"${kind}Label": f"`{label}`" for kind, label in self.labels.items()} | {"$dim": str(int(dimension))}
         for statement in cypher_statements("namespace_schema"):
@@ -128,6 +153,7 @@ class GraphStore:
         """Drop the namespace's own indexes of ``kinds`` (a dropped namespace, or vectors of a new dimension)."""
         for kind in kinds:
             self.driver.execute_query(f"DROP INDEX `{self.indexes[kind]}` IF EXISTS", database_=self.database)
+        self.indexed = False
 
     def phrase_neighbours(self, rows: list[dict[str, Any]], k: int) -> dict[Any, Any]:
         """The ``k`` nearest phrases of the namespace per row ({key, embedding}), through its phrase vector
