@@ -22,7 +22,9 @@ TOLERANCE = re.compile(r"tolerance: (?P<tolerance>[^,}]+?)\s*(?:,\s*|$)", re.S)
 
 
 # A projection statement of a graph that holds passages, as cypher/project_*_graph.cypher write it: its rows
-# from one subquery, every relationship undirected.
+# from one subquery, every relationship undirected. In its fed form its own relationships are LINK (undirected)
+# and the feeders' FEEDS (directed); one LINK between two virtual nodes that nothing seeds or reaches keeps the
+# type in a graph that has no relationship of its own (GDS refuses an undirected type it did not project).
 PROJECTION = re.compile(
     r"^CALL \(\) \{\n(?P<rows>.*?)\n\}\nWITH gds\.graph\.project\(\n  \$graph, s, t,\n"
     r"  \{relationshipProperties: CASE WHEN t IS NULL THEN null ELSE \{weight: (?P<weight>\w+)\} END\},\n"
@@ -36,6 +38,8 @@ ROWS
   RETURN s, t, WEIGHT AS weight, 'LINK' AS type
   UNION ALL
 FEEDERS
+  UNION ALL
+  RETURN 4503599627370496 AS s, 4503599627370497 AS t, 1.0 AS weight, 'LINK' AS type
 }
 WITH gds.graph.project(
   $graph, s, t,
