@@ -310,11 +310,14 @@ def size(driver: Driver, database: str, ns: str, kind: str = "phrase") -> tuple[
     """Nodes and relationships a projection of ``kind`` will hold (undirected: each edge twice)."""
     counts = driver.execute_query(cypher("stats"), ns=ns, database_=database).records[0]
     edges = counts["relation_edges"] + counts["synonym_edges"]
-    if kind == "passage":
-        return counts["phrases"] + counts["passages"], 2 * (edges + counts["mention_edges"])
-    if kind == "mentions":  # at most: the named mentions are a part of them
-        return counts["phrases"] + counts["passages"], 2 * (counts["synonym_edges"] + counts["mention_edges"])
-    return counts["phrases"], 2 * edges
+    if kind == "phrase":
+        return counts["phrases"], 2 * edges
+    own = edges + counts["mention_edges"] if kind == "passage" else counts["synonym_edges"] + counts["mention_edges"]
+    nodes, relationships = counts["phrases"] + counts["passages"], 2 * own  # mentions: at most (the named ones)
+    if not capabilities.of(driver, database).weighted_sources:  # and the passages' feeders (graph/reset.py)
+        nodes += reset.FEEDERS * counts["passages"] + 3  # the feeders, the sink and two nodes of their own
+        relationships += (2 * reset.FEEDERS - 1) * counts["passages"] + 2
+    return nodes, relationships
 
 
 def estimate(driver: Driver, database: str, ns: str, kind: str = "phrase") -> dict[str, int]:

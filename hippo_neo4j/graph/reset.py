@@ -21,6 +21,8 @@ CALL = re.compile(
 TOLERANCE = re.compile(r"tolerance: (?P<tolerance>[^,}]+?)\s*(?:,\s*|$)", re.S)
 
 
+FEEDERS = 36  # feeder nodes per passage (cypher/passage_feeders.cypher)
+
 # A projection statement of a graph that holds passages, as cypher/project_*_graph.cypher write it: its rows
 # from one subquery, every relationship undirected. In its fed form its own relationships are LINK (undirected)
 # and the feeders' FEEDS (directed); one LINK between two virtual nodes that nothing seeds or reaches keeps the
