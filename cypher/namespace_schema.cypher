@@ -1,7 +1,7 @@
 // The indexes of one namespace, applied idempotently when a client connects: its phrase, passage and fact
 // vector indexes and its passage full-text index, each over the namespace's own labels (HippoPhrase_<key>,
 // HippoPassage_<key>, HippoFact_<key>; <key> is the namespace name's digest, see graph/store.py), so a
-// search reads only its namespace and no other namespace's size or writes change its results or its speed.
+// search reads only its namespace, and no other namespace's size or writes change its results.
 // Labels, index names and $dim (the embedding dimension) are substituted by the client, since DDL takes no
 // parameters for them; they are made of hexadecimal digits and a fixed prefix only. Quantization is off: it
 // shifts reported cosines by up to ~0.02, enough to move a synonym across tau.
