@@ -35,7 +35,7 @@ def finite_or_none(vector: np.ndarray) -> list[float] | None:
 # and the fact index 16 at k 100, 10 at 200 and none at 400 (3.3, 4.0, 5.6 ms): docs/results.md.
 VECTOR_CANDIDATES = 400
 
-MISSING_INDEX = re.compile(r"no such (vector|fulltext) schema index", re.I)  # a dropped namespace's
+MISSING_INDEX = re.compile(r"no such (vector|fulltext) schema index", re.I)  # a namespace without its indexes
 KINDS = ("phrase", "passage", "fact")  # the node kinds with an embedding: a vector index each per namespace
 
 
@@ -68,8 +68,9 @@ class GraphStore:
         """Run ``cypher/<name>.cypher`` with ``$ns`` bound to this namespace (and its ``$labels`` and
         ``$indexes``); the records. A PPR statement takes the form the server's GDS runs (``graph/reset.py``)."""
         text = reset.statement(name, capabilities.of(self.driver, self.database).weighted_sources)
+        records = lambda: self.driver.execute_query(text, **self.scope, database_=self.database, **params).records  # noqa: E731
         try:
-            return self.driver.execute_query(text, **self.scope, database_=self.database, **params).records
+            return records()
         except ClientError as exc:
             # no index of the namespace: nothing written to it yet (nothing to find), or it was dropped (by this
             # client or another) and written again: its indexes, once more
@@ -78,7 +79,7 @@ class GraphStore:
             if not self.has_passages():
                 return []
             self.create_indexes(self.dimension)
-            return self.driver.execute_query(text, **self.scope, database_=self.database, **params).records
+            return records()
 
     def write(self, work: Callable[[Any], None]) -> int:
         """One write transaction that also bumps the namespace's graph version (stale projections); the
