@@ -133,6 +133,9 @@ def measure_latency(memory: HippoRAG, queries: Sequence[Query], *, reference: bo
     runs: dict[str, tuple[Callable[[Query], Any], Callable[[Query], Any]]] = {
         "entity-ppr": (lambda q: memory.query(q.text, mode="entity-ppr", top_k=top_k, entities=q.entities),
                        lambda q: inproc.entity_ppr(q.text, q.entities, cfg, top_k)),
+        "entity-ppr-first-hop": (  # without the second hop: the walk it adds, in the same run
+            lambda q: memory.query(q.text, mode="entity-ppr-first-hop", top_k=top_k, entities=q.entities),
+            lambda q: inproc.entity_ppr(q.text, q.entities, cfg.model_copy(update={"agreement_hop": 0}), top_k)),
         "hipporag2": (lambda q: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False),
                       lambda q: inproc.hipporag2(q.text, cfg, top_k)),
         "hipporag1": (lambda q: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities),

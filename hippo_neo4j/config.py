@@ -223,7 +223,13 @@ class HippoConfig(BaseModel):
     )
     agreement_walk: int = Field(
         10, ge=1, description="entity-ppr: how deep in the other signal's ranking (the entity walk's for a dense "
-                              "passage, dense's for an entity-walk passage) a passage confirms"
+                              "passage, dense's for an entity-walk passage, the walk's or dense's for a second-hop "
+                              "passage) a passage confirms"
+    )
+    agreement_hop: int = Field(
+        2, ge=0, description="entity-ppr: after the agreement, the second hop: a walk from the passages placed alone; "
+                             "its top agreement_hop passages (the placed ones left out) that the walk or dense ranks "
+                             "in its top agreement_walk go next; 0: none (entity-ppr-first-hop)"
     )
     # hybrid
     hybrid_lambda: float = Field(0.5, ge=0, le=1, description="weight of the hipporag1 score in the fusion")

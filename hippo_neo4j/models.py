@@ -152,8 +152,10 @@ class RetrievedPassage(BaseModel):
     signals: dict[str, Any] = Field(
         default_factory=dict,
         description="entity-ppr: why the passage is here: `placed` ('agreement': dense and the entity walk both rank it "
-                    "at their top; 'walk': by its PPR mass), `dense_rank`, `entity_walk_rank` (None: not in its top), "
-                    "`walk_rank`, and `entity_share` (the part of its mass that came from the query's entities)",
+                    "at their top; 'hop': a walk from the agreed passages leads to it and the walk or dense ranks it at "
+                    "its top; 'walk': by its PPR mass), `dense_rank`, `entity_walk_rank` (None: not in its top), "
+                    "`walk_rank`, `hop_rank` (in the walk from the agreed passages; None: not in its top or not run), "
+                    "and `entity_share` (the part of its mass that came from the query's entities)",
     )
 
 

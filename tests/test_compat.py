@@ -23,7 +23,7 @@ from hippo_neo4j.runtime import server
 
 from .test_core import P
 
-GRAPH_MODES = ("entity-ppr", "entity-ppr-walk", "entity-ppr-relevance", "hipporag1", "hybrid", "hipporag2",
+GRAPH_MODES = ("entity-ppr", "entity-ppr-first-hop", "entity-ppr-walk", "entity-ppr-relevance", "hipporag1", "hybrid", "hipporag2",
                "hipporag2-top5", "hipporag2-no-passage-nodes", "hipporag2-entity-linking")
 
 

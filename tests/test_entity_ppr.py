@@ -50,6 +50,7 @@ def test_entity_ppr_equals_the_inprocess_reference_on_musique_questions(on_musiq
     memory = on_musique10(config=HippoConfig(ppr_tolerance=1e-9))
     ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace, hipporag2=True)
     names = OfflineExtractor()
+    hops = 0
     for q in small.questions:
         ents = names.query_entities(q.question)
         result = memory.query(q.question, mode="entity-ppr", top_k=10, entities=ents)
@@ -57,15 +58,19 @@ def test_entity_ppr_equals_the_inprocess_reference_on_musique_questions(on_musiq
         expected = ref.entity_ppr(memory.encoder.encode_queries([q.question])[0], linked, top_k=10,
                                   entity_share=memory.config.entity_share, damping=memory.config.damping,
                                   agreement_dense=memory.config.agreement_dense,
-                                  agreement_walk=memory.config.agreement_walk)
+                                  agreement_walk=memory.config.agreement_walk,
+                                  agreement_hop=memory.config.agreement_hop)
         placed = [p.id for p in result.passages if p.signals.get("placed") == "agreement"]
         assert placed == expected["agreement"]
+        hops += len(expected["hop"])
+        assert [p.id for p in result.passages if p.signals.get("placed") == "hop"] == expected["hop"]
         assert {s.node: s.weight for s in result.phrase_seeds} == pytest.approx(expected["phrase_seeds"], abs=1e-6)
         found = [p for p in result.passages if not p.filled]
         np.testing.assert_allclose([p.score for p in found], [s for _, s in expected["passages"][: len(found)]],
                                    rtol=1e-4, atol=1e-6)
         for p, (eid, es) in zip(found, expected["passages"]):  # same order up to near ties
             assert p.id == eid or abs(p.score - es) < 1e-6
+    assert hops > 0  # the second round placed passages on some of these questions
 
 
 def named(passages):
@@ -232,9 +237,11 @@ def test_passages_one_signal_puts_first_and_the_other_confirms_go_first(memory_f
     assert by_dense and by_entity and all(p.id.startswith("lane-") for p in by_entity)
     assert all(p.signals["entity_walk_rank"] > top for p in result.passages if p.signals["placed"] == "walk"
                and p.signals["entity_walk_rank"] is not None and p.signals["dense_rank"] <= depth)
-    # after the placed passages, the walk's order, the same passages and scores as the walk alone
+    # after the placed passages (the agreement, then the second hop), the walk's order, the same passages and
+    # scores as the walk alone
     rest = [(p.id, p.score) for p in result.passages if p.signals["placed"] == "walk"]
-    alone = [(p.id, p.score) for p in walk.passages if p.id not in {q.id for q in first}]
+    placed = {p.id for p in result.passages if p.signals["placed"] != "walk"}
+    alone = [(p.id, p.score) for p in walk.passages if p.id not in placed]
     assert [pid for pid, _ in rest] == [pid for pid, _ in alone[: len(rest)]]
     # (to float32 precision: the first query's passage cosines come from the server)
     assert [x for _, x in rest] == pytest.approx([x for _, x in alone[: len(rest)]], rel=1e-5)
@@ -242,3 +249,46 @@ def test_passages_one_signal_puts_first_and_the_other_confirms_go_first(memory_f
     # no query entity: no entity walk to confirm anything, so the walk's order stands
     plain = memory.query(QUESTION, top_k=5, entities=[])
     assert all(p.signals["placed"] == "walk" and p.signals["entity_walk_rank"] is None for p in plain.passages)
+
+
+# A bridge question: the film's passage names its director; the director's passage, where the answer is, shares
+# nothing with the question's text but the director's name, which the question does not give.
+FILM_CORPUS = [
+    P("zorba", "Zorba Days is a 1961 drama film directed by Petra Vlasak.", ("Zorba Days", "directed by", "Petra Vlasak")),
+    P("vlasak", "Petra Vlasak grew up in Brno and began with short films in 1950.", ("Petra Vlasak", "grew up in", "Brno")),
+    P("harbour", "Moon Harbour is a 1959 drama film directed by Karel Dusek.", ("Moon Harbour", "directed by", "Karel Dusek")),
+    P("dusek", "Karel Dusek, the director of the film Moon Harbour, was born in Prague.", ("Karel Dusek", "born in", "Prague")),
+    P("river", "Silver River is a 1964 film directed by Hana Mrazek.", ("Silver River", "directed by", "Hana Mrazek")),
+    P("mrazek", "Hana Mrazek, the director of the film Silver River, was born in Ostrava.", ("Hana Mrazek", "born in", "Ostrava")),
+    P("brno", "Brno is a city in Moravia with a film studio.", ("Brno", "city in", "Moravia")),
+    P("zorba-shoot", "Zorba Days was shot in Vienna in 1960.", ("Zorba Days", "shot in", "Vienna")),
+    P("zorba-prize", "Zorba Days won a prize at the Cannes festival.", ("Zorba Days", "won a prize at", "Cannes")),
+    P("zorba-cast", "Zorba Days stars Jan Kral as a fisherman.", ("Zorba Days", "stars", "Jan Kral")),
+]
+
+
+def test_the_second_hop_follows_the_agreed_passages_where_they_lead(memory_factory):
+    """After the agreement, a walk from the passages placed alone shows where they lead; its top passages that the
+    walk or dense also ranks at its top go next, in its order (placed 'hop'); entity-ppr-first-hop stops at the
+    agreement. The director's passage, which the question does not name, is reached through the film's."""
+    memory = memory_factory()
+    memory.index(named(FILM_CORPUS))
+    question, ents = "Where was the director of the film Zorba Days born?", ["Zorba Days"]
+    depth = memory.config.agreement_walk
+    result = memory.query(question, top_k=len(FILM_CORPUS), entities=ents)
+    placed = [p.signals["placed"] for p in result.passages if not p.filled]
+    assert placed == sorted(placed, key=["agreement", "hop", "walk"].index)  # agreement, then the hop, then the walk
+    hop = [p for p in result.passages if p.signals.get("placed") == "hop"]
+    assert hop and hop[0].id == "vlasak" and hop[0].signals["hop_rank"] == 1
+    assert [p.signals["hop_rank"] for p in hop] == sorted(p.signals["hop_rank"] for p in hop)
+    for p in hop:
+        assert p.signals["hop_rank"] <= memory.config.agreement_hop
+        assert p.signals["walk_rank"] <= depth or p.signals["dense_rank"] <= depth
+    first_hop = memory.query(question, mode="entity-ppr-first-hop", top_k=len(FILM_CORPUS), entities=ents)
+    assert not any(p.signals.get("placed") == "hop" for p in first_hop.passages)
+    agreed = [p.id for p in first_hop.passages if p.signals.get("placed") == "agreement"]
+    assert agreed == [p.id for p in result.passages if p.signals.get("placed") == "agreement"]
+    assert next(p for p in first_hop.passages if p.id == "vlasak").signals["placed"] == "walk"
+    # the agreement, the second hop, then the walk's order without them: the same passages, reordered
+    hops = [p.id for p in hop]
+    assert [p.id for p in result.passages] == agreed + hops + [p.id for p in first_hop.passages if p.id not in agreed + hops]

@@ -195,7 +195,7 @@ def test_hippo_eval_on_the_sample_dataset_writes_the_issue_json(tmp_path, connec
         metrics = {"recall@1", "recall@2", "recall@5", "recall@10", "all_recall@2", "all_recall@5"}
         assert set(data["summary"]) == set(EVAL_DEFAULT)
         assert {"entity-ppr", "hipporag2", "hipporag1", "hybrid-0.3", "hybrid-0.5", "hybrid-0.7", "dense", "bm25",
-                "hipporag2-no-passage-nodes", "hipporag2-entity-linking", "hipporag2-top5", "entity-ppr-walk",
+                "hipporag2-no-passage-nodes", "hipporag2-entity-linking", "hipporag2-top5", "entity-ppr-first-hop", "entity-ppr-walk",
                 "entity-ppr-relevance"} == set(EVAL_DEFAULT)
         assert all(set(v) == metrics for v in data["summary"].values())
         (question,) = data["questions"]

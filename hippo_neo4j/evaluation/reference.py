@@ -197,12 +197,15 @@ class ReferenceGraph:
         max_iter: int = 1000,
         agreement_dense: int = 3,
         agreement_walk: int = 10,
+        agreement_hop: int = 2,
     ) -> dict:
         """entity-ppr: phrase seeds 1/|P_i| scaled to sum ``entity_share``; passages above the mean cosine
         seeded by their z-score, scaled to sum the rest (all of it with no phrase seed); passages by PPR mass,
         after dense's top ``agreement_dense`` passages that a walk from the phrase seeds alone ranks among its
         top ``agreement_walk`` (in dense's order), then that walk's top ``agreement_dense`` that dense ranks
-        among its top ``agreement_walk`` (in its order; ``agreement_dense`` 0: the walk's order alone)."""
+        among its top ``agreement_walk`` (in its order; ``agreement_dense`` 0: the walk's order alone), then
+        the top ``agreement_hop`` passages of a walk from those placed alone (equal seeds; the
+        placed left out) that the walk or dense ranks among its top ``agreement_walk``, in that walk's order."""
         assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
         q = query / np.linalg.norm(query)
         n = len(self.phrases)
@@ -223,6 +226,7 @@ class ReferenceGraph:
         mass = walk(self.mention_transition_t, reset, damping, tol, max_iter)[n:]
         ranked = [i for i in np.argsort(-mass, kind="stable") if mass[i] > 0]
         first: list[int] = []
+        second: list[int] = []
         if agreement_dense > 0 and raw:
             entity_reset = np.zeros_like(reset)
             entity_reset[:n] = reset[:n]
@@ -231,8 +235,16 @@ class ReferenceGraph:
             by_cosine = [int(i) for i in np.argsort(-np.nan_to_num(dense, nan=-np.inf), kind="stable")[:agreement_walk]]
             first = [i for i in by_cosine[:agreement_dense] if i in by_entity and mass[i] > 0]
             first += [i for i in by_entity[:agreement_dense] if i in by_cosine and mass[i] > 0 and i not in first]
-        ranked = (first + [i for i in ranked if i not in first])[:top_k]
+            if agreement_hop > 0 and first:
+                hop_reset = np.zeros_like(reset)
+                hop_reset[[n + i for i in first]] = 1.0 / len(first)
+                hop = walk(self.mention_transition_t, hop_reset, damping, tol, max_iter)[n:]
+                led = [int(i) for i in np.argsort(-hop, kind="stable") if hop[i] > 0 and i not in first][:agreement_hop]
+                confirmed = set(ranked[:agreement_walk]) | set(by_cosine)
+                second = [i for i in led if i in confirmed and mass[i] > 0]
+        ranked = (first + second + [i for i in ranked if i not in first and i not in second])[:top_k]
         return {"passages": [(self.passages[i], float(mass[i])) for i in ranked], "agreement": [self.passages[i] for i in first],
+                "hop": [self.passages[i] for i in second],
                 "phrase_seeds": {self.phrases[i]: float(reset[i]) for i in range(n) if reset[i] > 0}}
 
     def ppr(self, seeds: dict[str, float], damping: float, tol: float = 1e-13, max_iter: int = 1000) -> np.ndarray:
@@ -358,6 +370,7 @@ class InProcess:
             self.encoder.encode_queries([text])[0], self.link(entities), entity_share=config.entity_share,
             damping=config.damping, top_k=top_k, tol=config.ppr_tolerance, max_iter=config.ppr_max_iterations,
             agreement_dense=config.agreement_dense, agreement_walk=config.agreement_walk,
+            agreement_hop=config.agreement_hop,
         )
         return found["passages"]
 

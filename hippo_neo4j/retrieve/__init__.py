@@ -17,7 +17,7 @@ from .hipporag2 import HippoRAG2Retriever
 from .hybrid import HybridRetriever
 
 MODES = Registry()
-MODES.register("entity-ppr", EntityPPRRetriever, "no LLM needed: dense's top passages that the entity walk confirms, then one PPR over the mention graph from the query's entities and the passages like it")
+MODES.register("entity-ppr", EntityPPRRetriever, "no LLM needed: dense's top passages that the entity walk confirms, then where they lead, then one PPR over the mention graph from the query's entities and the passages like it")
 MODES.register("hipporag2", HippoRAG2Retriever, "HippoRAG 2: query-to-fact linking, passage nodes in the walk")
 MODES.register("hipporag1", HippoRAG1Retriever, "HippoRAG: query entities linked to phrases, PPR over phrases")
 MODES.register("hybrid", HybridRetriever, "0.5 x hipporag1 + 0.5 x dense (min-max scores)")
@@ -28,6 +28,7 @@ MODES.register("dense", DenseRetriever, "passages by cosine to the query embeddi
 MODES.register("bm25", BM25Retriever, "passages by BM25 over the full-text index")
 MODES.register("hipporag2-no-passage-nodes", HippoRAG2Retriever, "ablation: phrase-only walk", passage_nodes=False)
 MODES.register("hipporag2-entity-linking", HippoRAG2Retriever, "ablation: query-to-phrase linking", linking="entity")
+MODES.register("entity-ppr-first-hop", EntityPPRRetriever, "ablation: the agreement, then the walk's order (entity-ppr before the second hop)", agreement_hop=0)
 MODES.register("entity-ppr-walk", EntityPPRRetriever, "ablation: the walk's order alone (entity-ppr before agreement)", agreement_dense=0)
 MODES.register("entity-ppr-relevance", EntityPPRRetriever, "variant: entity seeds also weighted by how like the query their passages are",
                entity_relevance=True)

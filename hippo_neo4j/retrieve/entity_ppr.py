@@ -13,7 +13,11 @@
   graph around the query's names are independent evidence: a passage both put at their top is the first hop
   of the answer. Dense's own top alone is not trusted (on multi-hop questions the passage most like the
   question is often not an answer), nor the walk's alone (a rare name can pull up a passage unrelated to the
-  question).
+  question);
+- **the second hop** (``agreement_hop``): a third walk, from the passages placed alone, shows where that first
+  hop leads (passages sharing its entities); its top ``agreement_hop`` passages that the walk or dense ranks
+  among its top ``agreement_walk`` go next, in its order: the same rule, one hop on
+  (``cypher/entity_ppr_hop.cypher``). The rest follow in the walk's order.
 
 The graph it walks links each passage to every entity it names (``graph/indexing.py``), so the walk reaches
 passages that share an entity with the query, or with the passages most like the query, in one step: the
@@ -100,16 +104,30 @@ def agreement(dense: list[str], entity_walk: list[str], top: int) -> list[str]:
     return by_dense + [pid for pid in entity_walk[:top] if pid in in_dense and pid not in by_dense]
 
 
+def second_hop(hop: list[str], walk: list[str], dense: list[str], top: int) -> list[str]:
+    """The walk from the placed passages' top ``top`` passages (``hop``: in its order, the placed ones left out)
+    that the walk or dense (``walk``, ``dense``: their top passages, as deep as confirms) also ranks at its top:
+    where the first hop leads, confirmed by the query's own signals."""
+    confirmed = set(walk) | set(dense)
+    return [pid for pid in hop[:top] if pid in confirmed]
+
+
+def hops(config: HippoConfig) -> bool:
+    """Whether entity-ppr under ``config`` runs the second round (it follows the agreement)."""
+    return config.agreement_hop > 0 and config.agreement_dense > 0
+
+
 def entity_ppr_parameters(config: HippoConfig, top_k: int) -> dict[str, Any]:
     """The parameters of ``cypher/entity_ppr_passages.cypher`` but those that depend on the projection walked
-    (``$graph``, ``$graphVersion``, ``$passageSources``, ``$seeds``, ``$include``) and ``$ns``."""
+    (``$graph``, ``$graphVersion``, ``$passageSources``, ``$seeds``, ``$include``) and ``$ns``. With the second
+    round the walk's top ``agreement_walk`` passages come back even when ``top_k`` is smaller: they confirm."""
     return {
         "entityShare": config.entity_share,
         "damping": config.damping,
         "maxIterations": config.ppr_max_iterations,
         "tolerance": config.ppr_tolerance,
         "concurrency": config.ppr_concurrency,
-        "topK": top_k,
+        "topK": max(top_k, config.agreement_walk) if hops(config) else top_k,
         "topPhrases": max(config.top_phrases, 100),
         "window": WINDOW,
         "entityWalk": config.agreement_walk if config.agreement_dense > 0 else 0,
@@ -166,32 +184,55 @@ class EntityPPRRetriever(Retriever):
                               "no linked phrase names a passage more like the query than the average: the walk starts "
                               "from the passages like the query")
         if records:
-            self._rank(result, records[0], seeding, walked.get("dense", []), top_k, config.agreement_dense)
+            self._rank(result, records[0], seeding, walked.get("dense", []), query, config)
             result.top_phrases = records[0]["topPhrases"]
             result.passage_seeds = seeding.largest(records[0]["passageShare"])
         return result
 
-    @staticmethod
-    def _rank(result: RetrievalResult, record: Any, seeding: Any, dense: list[str], top_k: int, top: int) -> None:
-        """Agreement first (each signal's top passages that the other confirms), then the walk's order."""
+    def _rank(self, result: RetrievalResult, record: Any, seeding: Any, dense: list[str], query: Query,
+              config: HippoConfig) -> None:
+        """Agreement first (each signal's top passages that the other confirms), then the second hop (where
+        the placed passages lead, confirmed by the walk or dense), then the walk's order."""
+        top, depth = config.agreement_dense, config.agreement_walk
         walk = sorted(record["ranked"], key=lambda r: (-r["score"], r["id"]))
         entity = [x["id"] for x in sorted(record["entityWalk"], key=lambda x: (-x["mass"], x["id"]))]  # ties: by id
         entity_rank = {pid: i + 1 for i, pid in enumerate(entity)}
         entity_mass = {x["id"]: x["mass"] for x in record["entityWalk"]}
         passages = {p.id: p for p in to_passages(walk)}
         first = [pid for pid in agreement(dense, entity, top) if pid in passages]
-        order = (first + [r["id"] for r in walk if r["id"] not in first])[:top_k]
+        hop: list[str] = self._hop(first, query, result.graph_version, config) if first and hops(config) else []
+        second = [pid for pid in second_hop(hop, [r["id"] for r in walk[:depth]], dense, config.agreement_hop)
+                  if pid in passages]
+        placed = first + second
+        order = (placed + [r["id"] for r in walk if r["id"] not in placed])[: query.top_k]
         walk_rank = {r["id"]: i + 1 for i, r in enumerate(walk)}
+        hop_rank = {pid: i + 1 for i, pid in enumerate(hop)}
         dense_rank = seeding.cosines.ranks(order) if seeding.cosines is not None else {}
         out = []
         for pid in order:
             p = passages[pid]
             p.signals = {
-                "placed": "agreement" if pid in first else "walk",
+                "placed": "agreement" if pid in first else "hop" if pid in second else "walk",
                 "dense_rank": dense_rank.get(pid),
                 "entity_walk_rank": entity_rank.get(pid),
                 "walk_rank": walk_rank[pid],
+                "hop_rank": hop_rank.get(pid),
                 "entity_share": entity_mass[pid] / p.score if pid in entity_mass and p.score > 0 else None,
             }
             out.append(p)
         result.passages = out
+
+    def _hop(self, placed: list[str], query: Query, version: int, config: HippoConfig) -> list[str]:
+        """The passages a walk from ``placed`` alone gives the most mass, the placed ones left out, in its order
+        (ties by id): as many as the second round reads (``agreement_hop``), on a projection at least as new
+        as the first walk's (``version``)."""
+        params = {"placed": placed, "damping": config.damping, "maxIterations": config.ppr_max_iterations,
+                  "tolerance": config.ppr_tolerance, "concurrency": config.ppr_concurrency,
+                  "hopTop": config.agreement_hop, "window": WINDOW}
+        while True:
+            records, _ = self.store.walk("entity_ppr_hop", "mentions", fresh=query.fresh, needs=version, **params)
+            if not records or records[0]["complete"]:
+                break
+            params["window"] *= 8
+        found = sorted(records[0]["hop"], key=lambda x: (-x["mass"], x["id"])) if records else []
+        return [x["id"] for x in found][: config.agreement_hop]
