@@ -40,14 +40,11 @@ def main() -> int:
     failed = False
     print(f"| mode | same top 10 | same seeds | max score diff | p50 ms {args.first} | p50 ms {args.second} |")
     print("|---|---|---|---|---|---|")
-    for mode in a["summary"]:
-        if mode not in b["summary"]:
-            continue
+    for mode in (m for m in a["summary"] if m in b["summary"]):
         c = compare(a, b, mode)
         print(f"| {mode} | {c['same_top10']}/{c['questions']} | {c['same_seeds']}/{c['questions']} | "
               f"{c['max_score_diff']:.1e} | {c['p50_ms'][0]:.1f} | {c['p50_ms'][1]:.1f} |")
-        if mode.startswith(GRAPH) and (c["same_top10"] < c["questions"] or c["max_score_diff"] > args.tolerance):
-            failed = True
+        failed |= mode.startswith(GRAPH) and (c["same_top10"] < c["questions"] or c["max_score_diff"] > args.tolerance)
     return 1 if failed else 0
 
 

@@ -16,6 +16,7 @@ _EXPORTS = {
     "HippoConfig": "config",
     "ServerSettings": "config",
     "HippoRAG": "memory",
+    "AsyncHippoRAG": "memory",
     "Extraction": "models",
     "IndexReport": "models",
     "PassageIn": "models",
@@ -23,13 +24,13 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "ConnectionSettings", "Extraction", "HippoConfig", "HippoRAG", "IndexReport", "PassageIn", "RetrievalResult",
+    "AsyncHippoRAG", "ConnectionSettings", "Extraction", "HippoConfig", "HippoRAG", "IndexReport", "PassageIn", "RetrievalResult",
     "ServerSettings",
 ]
 
 if TYPE_CHECKING:
     from .config import ConnectionSettings, HippoConfig, ServerSettings
-    from .memory import HippoRAG
+    from .memory import AsyncHippoRAG, HippoRAG
     from .models import Extraction, IndexReport, PassageIn, RetrievalResult
 
 

@@ -15,7 +15,13 @@ embedding, sources})``. Every statement lives in ``cypher/`` and is parameterise
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import gc
 import logging
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -233,3 +239,145 @@ class HippoRAG:
         self.check_encoder()
         return link_facts(self.store, vector, top_k or self.config.fact_top_k)[0]
 
+
+
+def default_workers() -> int:
+    """The threads an :class:`AsyncHippoRAG` (and ``hippo serve``) runs calls on: 2 per core. A query spends
+    much of its time waiting for the server's walk, so two keep a core busy; more only queue for the GIL, and the
+    event loop's thread with them (on this project's 2-core machine 8 threads let a heartbeat in the loop wait up
+    to 51 ms, 4 threads 15 ms, for the same wall time: docs/serving.md). A burst queues here instead."""
+    return 2 * (os.cpu_count() or 1)
+
+
+async def offload(executor: ThreadPoolExecutor, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` run on ``executor`` and awaited: the event loop goes on meanwhile."""
+    return await asyncio.get_running_loop().run_in_executor(executor, functools.partial(fn, *args, **kwargs))
+
+
+def _share_between_threads(memory: HippoRAG) -> HippoRAG:
+    """``memory`` with an extractor that several threads may call (:func:`~hippo_neo4j.extract.thread_safe`)."""
+    from .extract import thread_safe
+
+    memory._extractor = thread_safe(memory.extractor)
+    return memory
+
+
+class AsyncHippoRAG:
+    """:class:`HippoRAG` for asyncio applications (FastAPI, MCP servers, agent frameworks): the same methods as
+    coroutines, with the same arguments, results and errors.
+
+        async with AsyncHippoRAG(namespace="docs") as hippo:
+            await hippo.index([{"title": "...", "text": "..."}])
+            results = await asyncio.gather(*(hippo.query(q) for q in questions))
+
+    There is one implementation: each coroutine runs the synchronous client's method on a bounded thread pool
+    (``workers``, :func:`default_workers`), so the event loop never waits for Neo4j, the encoder or spaCy, and
+    a coroutine's result is the one the synchronous call returns. Calls may overlap: queries run concurrently
+    (the driver and the encoder are thread-safe; the spaCy extractor runs one call at a time), writes to the
+    namespace (index, delete, reembed, ...) one at a time. The client connects when first awaited (or entered);
+    ``memory=`` wraps an open :class:`HippoRAG` instead, ``executor=`` and ``write_lock=`` share a pool and a
+    namespace's write lock between clients (``hippo serve`` does)."""
+
+    def __init__(
+        self,
+        connection: ConnectionSettings | None = None,
+        *,
+        workers: int | None = None,
+        memory: HippoRAG | None = None,
+        executor: ThreadPoolExecutor | None = None,
+        write_lock: threading.Lock | None = None,
+        **options: Any,
+    ) -> None:
+        if memory is not None and (connection is not None or options):
+            raise ConfigError("AsyncHippoRAG takes an open HippoRAG (memory=) or the arguments to open one, not both.")
+        self._connection, self._options, self._memory = connection, options, memory
+        self._owns_memory = memory is None
+        if memory is not None:
+            _share_between_threads(memory)
+        self._owns_executor = executor is None
+        self._executor = executor or ThreadPoolExecutor(workers or default_workers(), thread_name_prefix="hippo")
+        self._write = write_lock or threading.Lock()
+        self._opening = threading.Lock()
+
+    def _open(self) -> HippoRAG:
+        with self._opening:
+            if self._memory is None:
+                self._memory = _share_between_threads(HippoRAG(self._connection, **self._options))
+            return self._memory
+
+    async def _call(self, method: str, *args: Any, write: bool = False, **kwargs: Any) -> Any:
+        def run() -> Any:
+            memory = self._memory or self._open()
+            if not write:
+                return getattr(memory, method)(*args, **kwargs)
+            with self._write:
+                return getattr(memory, method)(*args, **kwargs)
+
+        return await offload(self._executor, run)
+
+    @property
+    def memory(self) -> HippoRAG:
+        """The synchronous client (opened on first use)."""
+        return self._memory or self._open()
+
+    async def open(self) -> "AsyncHippoRAG":
+        await offload(self._executor, self._open)
+        return self
+
+    async def warm(self) -> None:
+        """Load what a first query loads (the encoder's model, the query NER pipeline, the namespace's passage
+        vectors and projection), then take everything loaded out of the garbage collector's full passes
+        (``gc.freeze()``, for the process): a full pass over the few hundred thousand objects of spaCy and the
+        model otherwise stalls every thread, the event loop's too, for about 100 ms now and then."""
+        await self._call("query", "warm up")
+        gc.freeze()
+
+    async def close(self) -> None:
+        memory, self._memory = self._memory, None
+        if memory is not None and self._owns_memory:
+            await offload(self._executor, memory.close)
+        if self._owns_executor:
+            self._executor.shutdown(wait=False)
+
+    async def __aenter__(self) -> "AsyncHippoRAG":
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def index(self, passages: Iterable[PassageIn | dict[str, Any] | str], *, progress: bool = False) -> IndexReport:
+        return await self._call("index", list(passages), progress=progress, write=True)
+
+    async def import_openie(self, path: str | Path, *, progress: bool = False) -> IndexReport:
+        return await self._call("import_openie", path, progress=progress, write=True)
+
+    async def rebuild_facts(self) -> dict[str, int]:
+        return await self._call("rebuild_facts", write=True)
+
+    async def facts_complete(self) -> bool:
+        return await self._call("facts_complete")
+
+    async def reembed(self, encoder: Encoder, *, progress: bool = False) -> dict[str, Any]:
+        return await self._call("reembed", encoder, progress=progress, write=True)
+
+    async def delete(self, passage_ids: Sequence[str]) -> DeleteReport:
+        return await self._call("delete", list(passage_ids), write=True)
+
+    async def drop_namespace(self) -> dict[str, int]:
+        return await self._call("drop_namespace", write=True)
+
+    async def stats(self) -> dict[str, int]:
+        return await self._call("stats")
+
+    async def query(
+        self, text: str, *, mode: str | None = None, top_k: int = 10, entities: Sequence[str] | None = None,
+        filter: bool = True, fresh: bool = False,
+    ) -> RetrievalResult:
+        """:meth:`HippoRAG.query` (see there)."""
+        return await self._call("query", text, mode=mode, top_k=top_k, entities=entities, filter=filter, fresh=fresh)
+
+    async def link_entities(self, entities: Sequence[str]) -> list[LinkedEntity]:
+        return await self._call("link_entities", list(entities))
+
+    async def encoder_binding(self) -> dict[str, Any] | None:
+        return await self._call("encoder_binding")

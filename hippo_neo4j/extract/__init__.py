@@ -11,8 +11,9 @@ arrive and an interrupted run loses nothing already paid for.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
-from typing import Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterator, Protocol, Sequence, runtime_checkable
 
 from ..models import Extraction, PassageIn
 
@@ -53,4 +54,37 @@ def make_extractor(kind: str = "auto", cache: object = True, **options: object) 
     return _make(kind, cache, **options)  # type: ignore[arg-type]
 
 
-__all__ = ["Extractor", "ExtractionFailure", "StreamingExtractor", "make_extractor"]
+class LockedExtractor:
+    """An extractor whose calls run one at a time (spaCy pipelines are not safe to share across threads)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", type(inner).__name__)
+        self._lock = threading.Lock()
+
+    def extract(self, passages: Sequence[Any]) -> Any:
+        with self._lock:
+            return self.inner.extract(passages)
+
+    def query_entities(self, text: str) -> list[str]:
+        with self._lock:
+            return self.inner.query_entities(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def thread_safe(extractor: Any) -> Any:
+    """``extractor`` as several threads may call it: the offline (spaCy) one, whose tokenizer cache every call
+    mutates, behind a lock (:class:`LockedExtractor`); the others (LLM, given extractions) as they are."""
+    from .offline import OfflineExtractor
+
+    inner = extractor
+    while hasattr(inner, "inner"):  # CachedExtractor, LockedExtractor wrap the real one
+        if isinstance(inner, LockedExtractor):
+            return extractor
+        inner = inner.inner
+    return LockedExtractor(extractor) if isinstance(inner, OfflineExtractor) else extractor
+
+
+__all__ = ["Extractor", "ExtractionFailure", "LockedExtractor", "StreamingExtractor", "make_extractor", "thread_safe"]

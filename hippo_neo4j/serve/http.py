@@ -303,7 +303,9 @@ def create_app(memories: Memories, settings: ServeSettings | None = None, *, clo
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     authorised = [Depends(_auth(settings))]
 
-    # plain `def` endpoints: FastAPI runs them in its thread pool, where the library's blocking calls belong
+    # the memory endpoints are coroutines on the namespaces' AsyncHippoRAG clients: the library's blocking calls
+    # run on their one bounded pool (sized from the cores), so a burst of requests queues there instead of
+    # oversubscribing the machine; the event loop only parses, checks and answers
 
     @app.get("/health", response_model=Health, tags=["service"])
     def health() -> Health:
@@ -314,18 +316,18 @@ def create_app(memories: Memories, settings: ServeSettings | None = None, *, clo
         return [Mode(name=name, description=MODES[name].description) for name in MODES]
 
     @app.post("/index", response_model=IndexResponse, dependencies=authorised, tags=["memory"])
-    def index(body: IndexRequest) -> IndexResponse:
+    async def index(body: IndexRequest) -> IndexResponse:
         """Index passages (idempotent: the same id with the same content again is a no-op)."""
-        report = memories.index(body.passages, body.namespace)
+        report = await memories.aindex(body.passages, body.namespace)
         return IndexResponse(namespace=memories.namespace(body.namespace), **report.model_dump())
 
     @app.post("/query", response_model=QueryResponse, dependencies=authorised, tags=["memory"])
-    def query(body: QueryRequest) -> QueryResponse:
+    async def query(body: QueryRequest) -> QueryResponse:
         """The top-k passages, how they were found (entities, links, facts, seeds, PPR mass, contributors), and
         the Cypher statement that draws it."""
         if body.top_k > settings.max_top_k:
             raise ConfigError(f"top_k must be at most {settings.max_top_k}.")
-        result, drawing = memories.query(
+        result, drawing = await memories.aquery(
             body.query, namespace=body.namespace, mode=body.mode, top_k=body.top_k, entities=body.entities,
             filter=body.filter, fresh=body.fresh,
         )
@@ -334,15 +336,15 @@ def create_app(memories: Memories, settings: ServeSettings | None = None, *, clo
         )
 
     @app.post("/delete", response_model=DeleteResponse, dependencies=authorised, tags=["memory"])
-    def delete(body: DeleteRequest) -> DeleteResponse:
+    async def delete(body: DeleteRequest) -> DeleteResponse:
         """Remove passages and exactly their contribution to the graph."""
-        report = memories.delete(body.ids, body.namespace)
+        report = await memories.adelete(body.ids, body.namespace)
         return DeleteResponse(namespace=memories.namespace(body.namespace), **report.model_dump())
 
     @app.get("/stats", dependencies=authorised, tags=["memory"])
-    def stats(namespace: str | None = Query(None, max_length=200)) -> dict[str, Any]:
+    async def stats(namespace: str | None = Query(None, max_length=200)) -> dict[str, Any]:
         """Passages, phrases, facts and edges of the namespace."""
-        return memories.stats(namespace)
+        return await memories.astats(namespace)
 
     return app
 

@@ -56,7 +56,8 @@ def _fail(exc: HippoError) -> ToolError:
 
 
 def build_server(memories: Memories) -> MCPServer:
-    """The MCP server and its four tools over ``memories``."""
+    """The MCP server and its four tools over ``memories``: coroutines on the namespaces' AsyncHippoRAG clients,
+    so that the server's event loop never waits for Neo4j, the encoder or spaCy."""
     from ..retrieve import MODES, default_mode
 
     server = MCPServer("hippo-neo4j", instructions=INSTRUCTIONS)
@@ -64,9 +65,9 @@ def build_server(memories: Memories) -> MCPServer:
 
     @server.tool(description="Store passages in long-term memory (idempotent per id). Each passage: text, optional "
                  "id and title. Returns what was indexed.")
-    def remember(passages: list[PassageIn], namespace: str | None = None) -> dict[str, Any]:
+    async def remember(passages: list[PassageIn], namespace: str | None = None) -> dict[str, Any]:
         try:
-            report = memories.index(passages, namespace)
+            report = await memories.aindex(passages, namespace)
         except HippoError as exc:
             raise _fail(exc) from None
         return {"namespace": memories.namespace(namespace),
@@ -75,10 +76,10 @@ def build_server(memories: Memories) -> MCPServer:
 
     @server.tool(description=f"Retrieve the passages that answer a query, with why each was found and a Cypher "
                  f"statement that draws it in Neo4j Browser. mode: one of {modes} (default {default_mode()}).")
-    def recall(query: str, mode: str | None = None, top_k: Annotated[int, Field(ge=1, le=50)] = 5,
+    async def recall(query: str, mode: str | None = None, top_k: Annotated[int, Field(ge=1, le=50)] = 5,
                namespace: str | None = None) -> Recall:
         try:
-            result, drawing = memories.query(query, namespace=namespace, mode=mode, top_k=top_k)
+            result, drawing = await memories.aquery(query, namespace=namespace, mode=mode, top_k=top_k)
         except HippoError as exc:
             raise _fail(exc) from None
         explanation = result.model_dump(include={"entities", "linked", "facts", "phrase_seeds", "passage_seeds",
@@ -90,18 +91,18 @@ def build_server(memories: Memories) -> MCPServer:
         )
 
     @server.tool(description="Remove passages (by id) from memory, with exactly their contribution to the graph.")
-    def forget(ids: list[str], namespace: str | None = None) -> dict[str, Any]:
+    async def forget(ids: list[str], namespace: str | None = None) -> dict[str, Any]:
         try:
-            report = memories.delete(ids, namespace)
+            report = await memories.adelete(ids, namespace)
         except HippoError as exc:
             raise _fail(exc) from None
         return {"namespace": memories.namespace(namespace), **report.model_dump()}
 
     @server.tool(description="Describe the memory: passages, phrases, facts and edges in the namespace, and the "
                  "retrieval modes recall accepts.")
-    def describe(namespace: str | None = None) -> dict[str, Any]:
+    async def describe(namespace: str | None = None) -> dict[str, Any]:
         try:
-            sizes = memories.stats(namespace)
+            sizes = await memories.astats(namespace)
         except HippoError as exc:
             raise _fail(exc) from None
         return {**sizes, "default_namespace": memories.default_namespace, "default_mode": default_mode(),

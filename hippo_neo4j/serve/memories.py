@@ -13,13 +13,17 @@ the projection module's lock. What is not shared freely:
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..config import ConnectionSettings
 from ..errors import HippoError
+from ..extract import LockedExtractor, thread_safe
 from ..graph import projection
+from ..memory import offload
 from ..text import scrub
 
 if TYPE_CHECKING:
@@ -31,34 +35,6 @@ log = logging.getLogger(__name__)
 
 class UnknownNamespace(HippoError):
     """A read of a namespace that holds no passages."""
-
-
-class LockedExtractor:
-    """An extractor whose calls run one at a time (spaCy pipelines are not safe to share across threads)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.name = getattr(inner, "name", type(inner).__name__)
-        self._lock = threading.Lock()
-
-    def extract(self, passages: Sequence[Any]) -> Any:
-        with self._lock:
-            return self.inner.extract(passages)
-
-    def query_entities(self, text: str) -> list[str]:
-        with self._lock:
-            return self.inner.query_entities(text)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-
-def _needs_lock(extractor: Any) -> bool:
-    from ..extract.offline import OfflineExtractor
-
-    while hasattr(extractor, "inner"):  # CachedExtractor wraps the real one
-        extractor = extractor.inner
-    return isinstance(extractor, OfflineExtractor)
 
 
 class Memories:
@@ -84,6 +60,7 @@ class Memories:
         self._memories: dict[str, HippoRAG] = {}
         self._writers: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
 
     # -- lifecycle
 
@@ -96,10 +73,13 @@ class Memories:
         if hasattr(inner, "nlp"):
             inner.nlp  # noqa: B018 - loads the spaCy pipeline
         self.memory(self.default_namespace, must_exist=False)
+        gc.freeze()  # what was loaded stays out of the collector's full passes, which would stall every request
 
     def close(self) -> None:
         with self._guard:
             self._memories.clear()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
         projection.wait_for_refreshes(self.driver)  # as HippoRAG.close: a projection under way is kept
         self.driver.close()
 
@@ -120,7 +100,7 @@ class Memories:
                     from ..extract import make_extractor
 
                     spec = make_extractor(spec)
-                self._extractor = LockedExtractor(spec) if _needs_lock(spec) else spec
+                self._extractor = thread_safe(spec)
             return self._extractor
 
     def namespace(self, name: str | None) -> str:
@@ -147,11 +127,22 @@ class Memories:
             return found
 
     def writer(self, namespace: str | None) -> threading.Lock:
+        """The namespace's write lock (its writes run one at a time)."""
         ns = self.namespace(namespace)
         with self._guard:
             return self._writers.setdefault(ns, threading.Lock())
 
-    # -- the operations every front end offers
+    @property
+    def executor(self) -> ThreadPoolExecutor:
+        """The bounded pool the coroutines below run on (:func:`~hippo_neo4j.memory.default_workers`)."""
+        from ..memory import default_workers
+
+        with self._guard:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(default_workers(), thread_name_prefix="hippo-serve")
+            return self._executor
+
+    # -- the operations every front end offers (each also as a coroutine, for hippo serve and hippo mcp)
 
     def index(self, passages: Sequence["PassageIn"], namespace: str | None = None) -> "IndexReport":
         memory = self.memory(namespace, must_exist=False)
@@ -180,6 +171,22 @@ class Memories:
     def stats(self, namespace: str | None = None) -> dict[str, Any]:
         memory = self.memory(namespace)
         return {"namespace": memory.namespace, **memory.stats(), "encoder": memory.encoder.name}
+
+    # the same as coroutines, each run on the server's bounded pool (as AsyncHippoRAG runs a client's calls):
+    # hippo serve and hippo mcp await them, so their event loop never waits for Neo4j, the encoder or spaCy
+
+    async def aindex(self, passages: Sequence["PassageIn"], namespace: str | None = None) -> "IndexReport":
+        return await offload(self.executor, self.index, passages, namespace)
+
+    async def adelete(self, ids: Sequence[str], namespace: str | None = None) -> "DeleteReport":
+        return await offload(self.executor, self.delete, ids, namespace)
+
+    async def aquery(self, text: str, **options: Any) -> tuple["RetrievalResult", str]:
+        """:meth:`query`, with the same keyword arguments."""
+        return await offload(self.executor, self.query, text, **options)
+
+    async def astats(self, namespace: str | None = None) -> dict[str, Any]:
+        return await offload(self.executor, self.stats, namespace)
 
 
 __all__ = ["LockedExtractor", "Memories", "UnknownNamespace"]
