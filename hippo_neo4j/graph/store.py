@@ -105,9 +105,9 @@ class GraphStore:
 
     def ensure_schema(self, dimension: int, encoder_name: str) -> None:
         """The database's constraints and indexes (idempotent) and the namespace's own: checked when it has
-        them, made for a namespace written before it had indexes of its own (labelled first), and left for the
-        first write (:meth:`ensure_indexes`) when nothing was written to it yet, so reading a namespace never
-        creates one."""
+        them (and its nodes that lack their namespace label, written by an older client, labelled), made for a
+        namespace written before it had indexes of its own (labelled first), and left for the first write
+        (:meth:`ensure_indexes`) when nothing was written to it yet, so reading a namespace never creates one."""
         for statement in cypher_statements("schema"):
             self.driver.execute_query(statement, database_=self.database)
         self.dimension = dimension
@@ -120,10 +120,16 @@ class GraphStore:
             )
         if found is not None:
             self.indexed = True
+            if self.run("namespace_unlabelled")[0]["missing"]:  # an older client indexed into it after its labelling
+                self.label_nodes()
         elif self.has_passages():
-            with self.driver.session(database=self.database) as session:
-                session.run(cypher("label_namespace"), **self.scope).consume()
+            self.label_nodes()
             self.create_indexes(dimension)
+
+    def label_nodes(self) -> None:
+        """Give every node of the namespace its namespace label (``cypher/label_namespace.cypher``)."""
+        with self.driver.session(database=self.database) as session:
+            session.run(cypher("label_namespace"), **self.scope).consume()
 
     def ensure_indexes(self) -> None:
         """The namespace's indexes before a write adds nodes to it (once a client, unless they were dropped)."""
