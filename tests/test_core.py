@@ -293,6 +293,15 @@ def test_cli_index_query_stats_json(tmp_path, connection, monkeypatch):
         assert stats["passages"] == len(PATH_CORPUS) and stats["relation_edges"] > 0 and stats["mention_edges"] > 0
         text = runner.invoke(cli, ["query", "robotics", "--mode", "bm25"], env=env, catch_exceptions=False).output
         assert "ortiz" in text
+        # the default mode says what placed each passage it found, as its `signals` in --json do
+        args = ["query", "Which Stanford professor works on Alzheimer's?", "--entities", "Stanford|Alzheimer's", "--top-k", "3"]
+        text = runner.invoke(cli, args, env=env, catch_exceptions=False).output
+        found = json.loads(runner.invoke(cli, [*args, "--json"], env=env, catch_exceptions=False).stdout)["passages"]
+        lines = [line.strip() for line in text.splitlines() if line.strip().startswith("placed by")]
+        assert len(lines) == sum(not p["filled"] for p in found) > 0
+        for line, p in zip(lines, found):
+            assert line.startswith({"agreement": "placed by agreement", "hop": "placed by the second hop",
+                                    "walk": "placed by the walk"}[p["signals"]["placed"]]), (line, p["signals"])
     finally:
         runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
     after = json.loads(runner.invoke(cli, ["stats", "--json"], env=env).output)

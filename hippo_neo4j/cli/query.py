@@ -46,11 +46,25 @@ def _result_text(result: "RetrievalResult") -> str:
         lines.append(f"{rank:>2}. [{p.score:.4f}] {p.id}{filled}  {text[:160]}{'...' if len(text) > 160 else ''}")
         if p.contributors:
             lines.append("      via " + ", ".join(f"{c.phrase} ({c.contribution:.3f})" for c in p.contributors[:3]))
+        if p.signals.get("placed"):
+            lines.append("      " + placed_by(p.signals))
     if not result.passages:
         lines.append("(no passages)" + (f" - {result.warning}" if result.warning else ""))
     elif result.warning:
         lines.append(f"warning: {result.warning}")
     return "\n".join(lines)
+
+
+def placed_by(signals: dict[str, Any]) -> str:
+    """What put an entity-ppr passage where it is (``RetrievedPassage.signals``), in one line."""
+    rank = lambda key: signals.get(key) if signals.get(key) is not None else "-"  # noqa: E731
+    line = {
+        "agreement": f"placed by agreement: dense rank {rank('dense_rank')}, entity-walk rank {rank('entity_walk_rank')}",
+        "hop": f"placed by the second hop: hop rank {rank('hop_rank')}, walk rank {rank('walk_rank')}, "
+               f"dense rank {rank('dense_rank')}",
+    }.get(signals["placed"], f"placed by the walk: rank {rank('walk_rank')}")
+    share = signals.get("entity_share")
+    return line + (f"; {100 * share:.0f} % of its mass from the query's entities" if share is not None else "")
 
 
 def retrieval_options(max_k: int, top_k_help: str | None = None) -> Any:
