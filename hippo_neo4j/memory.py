@@ -240,7 +240,6 @@ class HippoRAG:
         return link_facts(self.store, vector, top_k or self.config.fact_top_k)[0]
 
 
-
 def default_workers() -> int:
     """The threads an :class:`AsyncHippoRAG` (and ``hippo serve``) runs calls on: 2 per core. A query spends
     much of its time waiting for the server's walk, so two keep a core busy; more only queue for the GIL, and the
@@ -307,7 +306,7 @@ class AsyncHippoRAG:
 
     async def _call(self, method: str, *args: Any, write: bool = False, **kwargs: Any) -> Any:
         def run() -> Any:
-            memory = self._memory or self._open()
+            memory = self.memory
             if not write:
                 return getattr(memory, method)(*args, **kwargs)
             with self._write:
