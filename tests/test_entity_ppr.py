@@ -218,7 +218,8 @@ def test_passages_one_signal_puts_first_and_the_other_confirms_go_first(memory_f
     top, in the walk's order; with agreement off (entity-ppr-walk) the walk's own order stands. Each passage says
     what placed it."""
     memory = memory_factory()
-    memory.index(named(PATH_CORPUS) + [P("lane-bio", "Thomas Lane was born in Ohio.", title="Thomas Lane")])
+    # 2 x agreement_walk passages at least, so that each signal confirms as deep as agreement_walk
+    memory.index(named(PATH_CORPUS) + [P("lane-bio", "Thomas Lane was born in Ohio.", title="Thomas Lane")] + RIVERS)
     ents = ["Thomas Lane"]  # the entity walk's top: Lane's passages, which dense ranks below its top 3
     top, depth = memory.config.agreement_dense, memory.config.agreement_walk
     result = memory.query(QUESTION, top_k=9, entities=ents)
@@ -251,6 +252,51 @@ def test_passages_one_signal_puts_first_and_the_other_confirms_go_first(memory_f
     assert all(p.signals["placed"] == "walk" and p.signals["entity_walk_rank"] is None for p in plain.passages)
 
 
+# Passages about nothing the questions ask, to make a corpus larger than twice the agreement's depth.
+RIVERS = [P(f"river-{i}", f"The river Vel{i} flows into lake Mor{i}.", (f"Vel{i}", "flows into", f"Mor{i}")) for i in range(12)]
+
+
+def test_in_ten_passages_a_top_ten_confirms_nothing(memory_factory):
+    """`make demo`'s first question, on its 10 passages: a signal confirms no deeper than half the passages it
+    ranks (a top 10 of 10 says nothing), so dense's top 3, which name Alzheimer's disease but not Stanford, are not
+    all placed; the two passages that join Stanford to Alzheimer's disease through Maria Okafor come first."""
+    from importlib import resources
+    import json
+
+    corpus = json.loads(resources.files("hippo_neo4j").joinpath("demo", "corpus.json").read_text())
+    question = json.loads(resources.files("hippo_neo4j").joinpath("demo", "questions.json").read_text())[0]
+    memory = memory_factory(extractor=OfflineExtractor())
+    memory.index(corpus)
+    result = memory.query(question["question"], top_k=3)
+    assert set(question["gold"]) <= {p.id for p in result.passages}, [p.id for p in result.passages]
+    dense = [p.id for p in memory.query(question["question"], mode="dense", top_k=3).passages]
+    assert not set(question["gold"]) <= set(dense)  # dense alone finds one of them
+    half = len(corpus) // 2
+    for p in result.passages:
+        if p.signals["placed"] == "agreement":  # confirmed within half of the other signal's ranking
+            assert p.signals["dense_rank"] <= half and p.signals["entity_walk_rank"] <= half
+
+
+def test_an_entity_walk_that_reaches_few_passages_vetoes_none_of_the_others(memory_factory):
+    """The question's entity names one passage that shares nothing else with the corpus: the walk from it
+    reaches that passage alone, so it cannot confirm or refute dense's top passages; they are placed first, in
+    dense's order (the passage most like the question, which names the film in words the entity did not link)."""
+    memory = memory_factory()
+    corpus = FILM_CORPUS + RIVERS + [
+        P("believe", "Do You Believe is a 2015 drama.", ("Do You Believe", "is", "2015 drama")),
+        P("gunn", "Jon Gunn, the director of the film Do You Believe, was born in Ohio.", ("Jon Gunn", "born in", "Ohio")),
+    ]
+    memory.index(named(corpus))
+    question, ents = "Where was the director of film Do You Believe born?", ["Do You Believe"]
+    dense = [p.id for p in memory.query(question, mode="dense", top_k=3).passages]
+    result = memory.query(question, top_k=5, entities=ents)
+    reached = [p for p in result.passages if p.signals["entity_walk_rank"] is not None]
+    assert [p.id for p in reached] == ["believe"]  # the entity walk reaches one passage
+    assert dense[0] == "gunn" and [p.id for p in result.passages[:3]] == dense
+    assert all(p.signals["placed"] == "agreement" for p in result.passages[:3])
+    assert result.passages[0].signals["entity_walk_rank"] is None
+
+
 # A bridge question: the film's passage names its director; the director's passage, where the answer is, shares
 # nothing with the question's text but the director's name, which the question does not give.
 FILM_CORPUS = [
@@ -272,10 +318,11 @@ def test_the_second_hop_follows_the_agreed_passages_where_they_lead(memory_facto
     walk or dense also ranks at its top go next, in its order (placed 'hop'); entity-ppr-first-hop stops at the
     agreement. The director's passage, which the question does not name, is reached through the film's."""
     memory = memory_factory()
-    memory.index(named(FILM_CORPUS))
+    corpus = FILM_CORPUS + RIVERS  # larger than twice the agreement's depth
+    memory.index(named(corpus))
     question, ents = "Where was the director of the film Zorba Days born?", ["Zorba Days"]
     depth = memory.config.agreement_walk
-    result = memory.query(question, top_k=len(FILM_CORPUS), entities=ents)
+    result = memory.query(question, top_k=len(corpus), entities=ents)
     placed = [p.signals["placed"] for p in result.passages if not p.filled]
     assert placed == sorted(placed, key=["agreement", "hop", "walk"].index)  # agreement, then the hop, then the walk
     hop = [p for p in result.passages if p.signals.get("placed") == "hop"]
@@ -284,7 +331,7 @@ def test_the_second_hop_follows_the_agreed_passages_where_they_lead(memory_facto
     for p in hop:
         assert p.signals["hop_rank"] <= memory.config.agreement_hop
         assert p.signals["walk_rank"] <= depth or p.signals["dense_rank"] <= depth
-    first_hop = memory.query(question, mode="entity-ppr-first-hop", top_k=len(FILM_CORPUS), entities=ents)
+    first_hop = memory.query(question, mode="entity-ppr-first-hop", top_k=len(corpus), entities=ents)
     assert not any(p.signals.get("placed") == "hop" for p in first_hop.passages)
     agreed = [p.id for p in first_hop.passages if p.signals.get("placed") == "agreement"]
     assert agreed == [p.id for p in result.passages if p.signals.get("placed") == "agreement"]

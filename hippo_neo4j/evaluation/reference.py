@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from neo4j import Driver
 
+from ..retrieve.entity_ppr import confirming
 from ..text import normalize_phrase
 
 if TYPE_CHECKING:
@@ -231,16 +232,18 @@ class ReferenceGraph:
             entity_reset = np.zeros_like(reset)
             entity_reset[:n] = reset[:n]
             entity = walk(self.mention_transition_t, entity_reset, damping, tol, max_iter)[n:]
-            by_entity = [int(i) for i in np.argsort(-entity, kind="stable")[:agreement_walk] if entity[i] > 0]
-            by_cosine = [int(i) for i in np.argsort(-np.nan_to_num(dense, nan=-np.inf), kind="stable")[:agreement_walk]]
-            first = [i for i in by_cosine[:agreement_dense] if i in by_entity and mass[i] > 0]
+            depth = confirming(agreement_walk, len(self.passages))  # no deeper than half the namespace
+            by_entity = [int(i) for i in np.argsort(-entity, kind="stable")[:depth] if entity[i] > 0]
+            by_cosine = [int(i) for i in np.argsort(-np.nan_to_num(dense, nan=-np.inf), kind="stable")[:depth]]
+            blind = 0 < int((entity > 0).sum()) < depth  # a walk that reaches this few passages vetoes none
+            first = [i for i in by_cosine[:agreement_dense] if (i in by_entity or blind) and mass[i] > 0]
             first += [i for i in by_entity[:agreement_dense] if i in by_cosine and mass[i] > 0 and i not in first]
             if agreement_hop > 0 and first:
                 hop_reset = np.zeros_like(reset)
                 hop_reset[[n + i for i in first]] = 1.0 / len(first)
                 hop = walk(self.mention_transition_t, hop_reset, damping, tol, max_iter)[n:]
                 led = [int(i) for i in np.argsort(-hop, kind="stable") if hop[i] > 0 and i not in first][:agreement_hop]
-                confirmed = set(ranked[:agreement_walk]) | set(by_cosine)
+                confirmed = set(ranked[:depth]) | set(by_cosine)
                 second = [i for i in led if i in confirmed and mass[i] > 0]
         ranked = (first + second + [i for i in ranked if i not in first and i not in second])[:top_k]
         return {"passages": [(self.passages[i], float(mass[i])) for i in ranked], "agreement": [self.passages[i] for i in first],

@@ -93,14 +93,16 @@ def z_score_seeds(cosines: PassageCosines) -> np.ndarray:
     return weights / weights.sum()
 
 
-def agreement(dense: list[str], entity_walk: list[str], top: int) -> list[str]:
+def agreement(dense: list[str], entity_walk: list[str], top: int, blind: bool = False) -> list[str]:
     """Dense's top ``top`` passages that the entity walk also ranks at its top (``entity_walk``: its top
     passages, as deep as confirms), in dense's order, then the entity walk's top ``top`` that dense ranks at
     its top (``dense``, as deep), in the entity walk's order: the two signals are independent (the query's
     text; the graph around the query's names), so a passage that one puts first and the other at its top is
-    placed first."""
+    placed first. ``blind``: the entity walk reaches only the few passages of ``entity_walk`` (fewer than it
+    would confirm: its seeds sit in a small part of the graph); it cannot see the others, so it does not veto
+    dense's top passages among them: they are placed too."""
     in_dense, in_entity_walk = set(dense), set(entity_walk)
-    by_dense = [pid for pid in dense[:top] if pid in in_entity_walk]
+    by_dense = [pid for pid in dense[:top] if pid in in_entity_walk or blind]
     return by_dense + [pid for pid in entity_walk[:top] if pid in in_dense and pid not in by_dense]
 
 
@@ -110,6 +112,12 @@ def second_hop(hop: list[str], walk: list[str], dense: list[str], top: int) -> l
     where the first hop leads, confirmed by the query's own signals."""
     confirmed = set(walk) | set(dense)
     return [pid for pid in hop[:top] if pid in confirmed]
+
+
+def confirming(depth: int, passages: int) -> int:
+    """How deep a signal's ranking confirms a passage: ``depth``, but no deeper than half the namespace's
+    ``passages``: a top 10 of 10 passages says nothing about any of them."""
+    return min(depth, passages // 2)
 
 
 def hops(config: HippoConfig) -> bool:
@@ -193,15 +201,17 @@ class EntityPPRRetriever(Retriever):
               config: HippoConfig) -> None:
         """Agreement first (each signal's top passages that the other confirms), then the second hop (where
         the placed passages lead, confirmed by the walk or dense), then the walk's order."""
-        top, depth = config.agreement_dense, config.agreement_walk
+        top = config.agreement_dense
         walk = sorted(record["ranked"], key=lambda r: (-r["score"], r["id"]))
         entity = [x["id"] for x in sorted(record["entityWalk"], key=lambda x: (-x["mass"], x["id"]))]  # ties: by id
         entity_rank = {pid: i + 1 for i, pid in enumerate(entity)}
         entity_mass = {x["id"]: x["mass"] for x in record["entityWalk"]}
         passages = {p.id: p for p in to_passages(walk)}
-        first = [pid for pid in agreement(dense, entity, top) if pid in passages]
+        depth = confirming(config.agreement_walk, len(seeding.cosines.ids) if seeding.cosines is not None else 0)
+        # the statement returns the entity walk's top agreement_walk passages: all it reaches, when fewer
+        first = [pid for pid in agreement(dense[:depth], entity[:depth], top, 0 < len(entity) < depth) if pid in passages]
         hop: list[str] = self._hop(first, query, result.graph_version, config) if first and hops(config) else []
-        second = [pid for pid in second_hop(hop, [r["id"] for r in walk[:depth]], dense, config.agreement_hop)
+        second = [pid for pid in second_hop(hop, [r["id"] for r in walk[:depth]], dense[:depth], config.agreement_hop)
                   if pid in passages]
         placed = first + second
         order = (placed + [r["id"] for r in walk if r["id"] not in placed])[: query.top_k]
