@@ -90,7 +90,8 @@ def main() -> None:
             print(f"  against {against}: median {fig['against']['median_s']:.2f} s, CPU "
                   f"{fig['against']['cpu_median_s']:.2f} s; ratio of the pairs: wall {fig['wall_ratio_median']:.2f}, "
                   f"CPU {fig['cpu_ratio_median']:.2f}")
-        print("  runs (wall / CPU s): " + " ".join(f"{w:.2f}/{c:.2f}" for w, c in zip(fig["samples_s"], fig["cpu_samples_s"])))
+        runs = zip(fig["samples_s"], fig["cpu_samples_s"])
+        print("  runs (wall / CPU s): " + " ".join(f"{w:.2f}/{c:.2f}" for w, c in runs))
     print(f"wrote {out}")
 
 

@@ -211,12 +211,12 @@ def import_spacy(torch: bool = True) -> types.ModuleType:
     """``import spacy`` without its command line, and with ``torch=False`` without torch.
 
     ``spacy/__init__`` imports ``spacy.cli.info`` for ``spacy.info``, and with it every command of spaCy's
-    command line (typer, weasel, httpx: a third of the import). Here ``spacy.info`` imports it when called,
-    and ``spacy.cli`` is imported at its first use as ``spacy.cli``. thinc imports torch where it is installed
-    (1.8 s) for layers that wrap PyTorch models, which ``en_core_web_sm`` has none of: with ``torch=False``
-    thinc finds no torch while spaCy is imported by this thread (other threads import it as usual, and torch
-    stays importable afterwards; thinc's PyTorch layers are then unavailable in this process). Neither changes
-    a parse: the pipeline runs on thinc's numpy operations either way.
+    command line (329 modules: typer, weasel, httpx). Here ``spacy.info`` imports it when called, and
+    ``spacy.cli`` is imported at its first use as ``spacy.cli``. thinc imports torch where it is installed
+    (3 s of CPU on a loaded machine) for layers that wrap PyTorch models, which ``en_core_web_sm`` has none
+    of: with ``torch=False`` thinc finds no torch while spaCy is imported by this thread (other threads import
+    it as usual, and torch stays importable afterwards; thinc's PyTorch layers are then unavailable in this
+    process). Neither changes a parse: the pipeline runs on thinc's numpy operations either way.
     """
     with _SPACY_LOCK:
         if "spacy" in sys.modules:
