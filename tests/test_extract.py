@@ -7,6 +7,8 @@ import json
 import logging
 import re
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -664,7 +666,8 @@ def test_offline_pipeline_leaves_out_only_unread_pipes(offline, full_pipeline):
     assert "lemmatizer" in full_pipeline.nlp.pipe_names and "lemmatizer" not in offline.nlp.pipe_names
 
 
-def test_offline_query_entities_equal_the_full_pipeline(offline, full_pipeline):
+def dataset_questions() -> list[str]:
+    """The questions of musique_train and 2wiki (140), or a skip."""
     questions = [
         item["question"]
         for name in ("musique_train", "2wikimultihopqa")
@@ -673,6 +676,11 @@ def test_offline_query_entities_equal_the_full_pipeline(offline, full_pipeline):
     ]
     if not questions:
         pytest.skip("musique_train and 2wikimultihopqa questions not found")
+    return questions
+
+
+def test_offline_query_entities_equal_the_full_pipeline(offline, full_pipeline):
+    questions = dataset_questions()
     differ = [(q, offline.query_entities(q), full_pipeline.query_entities(q)) for q in questions]
     differ = [d for d in differ if d[1] != d[2]]
     assert not differ, f"{len(differ)} of {len(questions)} questions: {differ[:3]}"
@@ -685,6 +693,45 @@ def test_offline_passage_extraction_equals_the_full_pipeline(offline, full_pipel
     docs = json.loads(corpus.read_text(encoding="utf-8"))[::6]  # 315 passages spread over the corpus
     passages = [PassageIn(title=d["title"], text=d["text"]) for d in docs]
     assert offline.extract(passages) == full_pipeline.extract(passages)
+
+
+# what `hippo` does (cli.main): spaCy without its command line, thinc without torch; then the other backend
+COMMAND_LINE_PROCESS = """
+import json, sys
+from hippo_neo4j.extract import offline
+offline.THINC_IMPORTS_TORCH = False
+extractor = offline.OfflineExtractor()
+entities = [extractor.query_entities(q) for q in json.load(sys.stdin)]
+loaded = {name: name in sys.modules for name in ("spacy.cli", "typer", "weasel", "torch")}
+import spacy, thinc.compat
+from hippo_neo4j.encode import load_encoder
+vector = load_encoder("st:all-MiniLM-L6-v2").encode_queries(["Who directed Inception?"])[0].tolist()
+json.dump({"entities": entities, "loaded": loaded, "thinc_torch": thinc.compat.has_torch, "vector": vector,
+           "download": spacy.cli.download.__module__, "spacy_cli": "spacy.cli" in sys.modules}, sys.stdout)
+"""
+
+
+def test_command_line_spacy_gives_the_full_pipelines_entities_and_leaves_torch_to_the_other_backend(full_pipeline):
+    """The query entities of the 140 questions from a process that loads spaCy as ``hippo`` does (without its
+    command line, thinc without torch) equal those of spaCy's own ``spacy.load`` of the whole pipeline in this
+    process (thinc with torch where installed); torch is then imported by sentence-transformers as usual, with
+    the same vector, and ``spacy.cli`` at its first use."""
+    import numpy as np
+
+    from hippo_neo4j.encode import load_encoder
+
+    questions = dataset_questions()
+    done = subprocess.run([sys.executable, "-c", COMMAND_LINE_PROCESS], input=json.dumps(questions),
+                          capture_output=True, text=True, check=True)
+    found = json.loads(done.stdout)
+    differ = [(q, a, full_pipeline.query_entities(q)) for q, a in zip(questions, found["entities"])]
+    differ = [d for d in differ if d[1] != d[2]]
+    assert not differ, f"{len(differ)} of {len(questions)} questions: {differ[:3]}"
+    assert found["loaded"] == {"spacy.cli": False, "typer": False, "weasel": False, "torch": False}
+    assert found["thinc_torch"] is False
+    assert found["download"] == "spacy.cli.download" and found["spacy_cli"]
+    expected = load_encoder("st:all-MiniLM-L6-v2").encode_queries(["Who directed Inception?"])[0]
+    assert np.array_equal(np.asarray(found["vector"], dtype=np.float32), expected)
 
 
 # -- the reader and EM / F1 ---------------------------------------------------------------------------------------

