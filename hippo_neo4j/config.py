@@ -224,7 +224,7 @@ class HippoConfig(BaseModel):
     agreement_walk: int = Field(
         10, ge=1, description="entity-ppr: how deep in the other signal's ranking (the entity walk's for a dense "
                               "passage, dense's for an entity-walk passage, the walk's or dense's for a second-hop "
-                              "passage) a passage confirms"
+                              "passage) a passage confirms; no deeper than half the namespace's passages"
     )
     agreement_hop: int = Field(
         2, ge=0, description="entity-ppr: after the agreement, the second hop: a walk from the passages placed alone; "
