@@ -151,7 +151,7 @@ class EntityPPRRetriever(Retriever):
         candidates = specificity(linked)
         members = ({r["text"]: list(r["nodes"]) for r in self.store.run("phrase_passages", texts=list(candidates))}
                    if config.entity_relevance and candidates else None)
-        seeding = self.passage_seeding(vector, z_score_seeds)
+        seeding = self.passage_seeding(vector, z_score_seeds, query.scope)
         walked: dict[str, Any] = {}
 
         def prepare(graph: Any) -> dict[str, Any]:
@@ -230,7 +230,8 @@ class EntityPPRRetriever(Retriever):
                   "tolerance": config.ppr_tolerance, "concurrency": config.ppr_concurrency,
                   "hopTop": config.agreement_hop, "window": WINDOW}
         while True:
-            records, _ = self.store.walk("entity_ppr_hop", "mentions", fresh=query.fresh, needs=version, **params)
+            records, _ = self.store.walk("entity_ppr_hop", "mentions", fresh=query.fresh, needs=version,
+                                         **query.restriction(), **params)
             if not records or records[0]["complete"]:
                 break
             params["window"] *= 8

@@ -41,7 +41,7 @@ class HippoRAG1Retriever(Retriever):
         linked = self.link(ents)
         seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
         if not seeds:
-            fallback = self.context.retriever(DenseRetriever).rank(text, top_k)  # type: ignore[attr-defined]
+            fallback = self.context.retriever(DenseRetriever).rank(text, top_k, scope=query.scope)  # type: ignore[attr-defined]
             fallback.mode, fallback.entities, fallback.linked = self.name, ents, linked
             fallback.fell_back = True
             fallback.fallback_reason = (
