@@ -38,6 +38,9 @@ class Scope:
         return len(self.nodes)
 
 
+UNRESTRICTED: dict[str, Any] = {"only": None, "matching": None}  # the walks' $only and $matching without a filter
+
+
 class Query(BaseModel):
     """One retrieval request: the text, how many passages, optional query entities (instead of query NER),
     whether hipporag2 may use the LLM recognition filter, and the metadata filter (``hippo_neo4j/metadata.py``;
@@ -57,7 +60,7 @@ class Query(BaseModel):
         """``$only`` and ``$matching`` of the walks' statements: the node ids of the passages the filter leaves
         and how many they are; None without a filter."""
         scope = self.scope
-        return {"only": scope.nodes if scope is not None else None, "matching": len(scope) if scope is not None else None}
+        return UNRESTRICTED if scope is None else {"only": scope.nodes, "matching": len(scope)}
 
 
 @dataclass
@@ -176,7 +179,7 @@ class Retriever(ABC):
         from it; an older projection serves only queries whose seeds it holds. With a filter, the statement
         returns only its passages (:meth:`Query.restriction`)."""
         records, graph = self.store.walk(statement, kind, fresh=query.fresh, needs=needs, prepare=prepare,
-                                         **query.restriction(), **params)
+                                         **(params | query.restriction()))
         result.graph_version, result.writes_behind = graph.version, graph.behind
         return records
 

@@ -38,7 +38,7 @@ import numpy as np
 from ..config import HippoConfig
 from ..graph.passage_vectors import PassageCosines
 from ..models import LinkedEntity, RetrievalResult, Seed
-from .base import Query, Retriever, to_passages
+from .base import UNRESTRICTED, Query, Retriever, to_passages
 from .hipporag1 import HippoRAG1Retriever
 from .linking import newest_seed
 
@@ -119,7 +119,7 @@ def hops(config: HippoConfig) -> bool:
 
 def entity_ppr_parameters(config: HippoConfig, top_k: int) -> dict[str, Any]:
     """The parameters of ``cypher/entity_ppr_passages.cypher`` but those that depend on the projection walked
-    (``$graph``, ``$graphVersion``, ``$passageSources``, ``$seeds``, ``$include``) and ``$ns``. With the second
+    (``$graph``, ``$graphVersion``, ``$passageSources``, ``$seeds``, ``$include``) and ``$ns``; no filter. With the second
     round the walk's top ``agreement_walk`` passages come back even when ``top_k`` is smaller: they confirm."""
     return {
         "entityShare": config.entity_share,
@@ -131,7 +131,7 @@ def entity_ppr_parameters(config: HippoConfig, top_k: int) -> dict[str, Any]:
         "topPhrases": max(config.top_phrases, 100),
         "window": WINDOW,
         "entityWalk": config.agreement_walk if config.agreement_dense > 0 else 0,
-    }
+    } | UNRESTRICTED
 
 
 class EntityPPRRetriever(Retriever):
