@@ -14,8 +14,10 @@ from .base import Query, Retriever, Scope, to_passages
 
 # A filter that leaves at most this many passages is searched by exact cosines over them
 # (cypher/dense_matching.cypher); one that leaves more, through the vector index, with a beam widened by the
-# share it leaves (cypher/dense_passages_within.cypher), and exactly when that found fewer than top_k.
-EXACT_WITHIN = 2000
+# share it leaves (cypher/dense_passages_within.cypher), and exactly when that found fewer than top_k. On
+# bench/users.py's 5,000 passages (p50 ms, top 10): exact over 100, 500, 1,000 and 2,000 of them 10, 14, 38, 40;
+# the index with the widened beam 25, 13, 7, 13 (docs/serving.md, Per-user memory in one namespace).
+EXACT_WITHIN = 500
 
 
 class DenseRetriever(Retriever):
