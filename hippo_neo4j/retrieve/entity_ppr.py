@@ -119,7 +119,7 @@ def hops(config: HippoConfig) -> bool:
 
 def entity_ppr_parameters(config: HippoConfig, top_k: int) -> dict[str, Any]:
     """The parameters of ``cypher/entity_ppr_passages.cypher`` but those that depend on the projection walked
-    (``$graph``, ``$graphVersion``, ``$passageSources``, ``$seeds``, ``$include``) and ``$ns``; no filter. With the second
+    (``$graph``, ``$graphVersion``, ``$passageSources``, ``$seeds``, ``$include``) and ``$ns``. With the second
     round the walk's top ``agreement_walk`` passages come back even when ``top_k`` is smaller: they confirm."""
     return {
         "entityShare": config.entity_share,
