@@ -163,6 +163,12 @@ def test_metadata_alone_is_written_without_extracting_or_embedding_again(memory_
     assert memory.query(changed["text"], mode="dense", top_k=1, filters={"user": "u4"}).passages[0].id == changed["id"]
     assert memory.delete([changed["id"]]).deleted == 1
     assert memory.query(changed["text"], mode="dense", top_k=1, filters={"user": "u4"}).filtered_passages == 0
+    facets = "MATCH (f:HippoFacet {ns: $ns}) RETURN f.key AS key, f.value AS value ORDER BY key, value"
+    left = [tuple(r) for r in driver.execute_query(facets, ns=memory.namespace).records]
+    assert left == [("meta_tag", "a"), ("meta_tag", "b"), ("meta_user", "u2"), ("meta_user", "u3"),
+                    ("meta_when", "2026-03-01T12:00:00+00:00")]  # u1, old, u4: described no passage any more
+    memory.delete([d.id for d in docs])
+    assert not driver.execute_query(facets, ns=memory.namespace).records
 
 
 @pytest.mark.parametrize("metadata, field", [
