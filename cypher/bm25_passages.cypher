@@ -1,4 +1,5 @@
 // BM25 baseline: the namespace's full-text index on passage title and text. $query is escaped Lucene syntax.
 CALL db.index.fulltext.queryNodes($indexes.text, $query, {limit: $topK}) YIELD node, score
-RETURN node.id AS id, node.title AS title, node.text AS text, score
+RETURN node.id AS id, node.title AS title, node.text AS text, score,
+       [k IN keys(node) WHERE k STARTS WITH 'meta_' | [k, node[k]]] AS meta
 ORDER BY score DESC

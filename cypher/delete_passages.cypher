@@ -1,12 +1,13 @@
 // Remove passages and exactly their contribution: their MENTIONED_IN edges, their entries in RELATION
 // and Fact provenance (an edge or fact left with no support goes), and phrases no passage mentions any more (with their
-// SYNONYM edges). Parameters: $ns, $ids. Returns how many passages were found.
+// SYNONYM edges), and their metadata facets that describe no other passage. Parameters: $ns, $ids. Returns how many passages were found.
 // Each RELATION edge is rewritten once, from all of $ids together: several passages of one batch may
 // support the same edge, and its `sources` and `predicates` lists must stay aligned.
 UNWIND $ids AS id
 MATCH (p:Passage {ns: $ns, id: id})
 OPTIONAL MATCH (s:Phrase)-[:MENTIONED_IN]->(p)
-WITH collect(DISTINCT p) AS passages, collect(DISTINCT s) AS phrases
+OPTIONAL MATCH (f:HippoFacet)-[:DESCRIBES]->(p)
+WITH collect(DISTINCT p) AS passages, collect(DISTINCT s) AS phrases, collect(DISTINCT f) AS facets
 CALL (phrases) {
   UNWIND phrases AS s
   MATCH (s)-[r:RELATION]->(:Phrase)
@@ -37,5 +38,11 @@ CALL (phrases) {
   UNWIND phrases AS ph
   WITH ph WHERE NOT (ph)-[:MENTIONED_IN]->()
   DETACH DELETE ph
+}
+// and metadata facets that describe no passage any more
+CALL (facets) {
+  UNWIND facets AS f
+  WITH f WHERE NOT (f)-[:DESCRIBES]->()
+  DELETE f
 }
 RETURN size(passages) AS deleted

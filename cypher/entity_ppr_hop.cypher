@@ -4,8 +4,8 @@
 // the closer and the more specific the entity, the more. Returns the passages not in $placed among the $window
 // nodes with the most mass, with their mass (the client takes the top $hopTop, ties by id); `complete`: they
 // are $hopTop or more, or all the nodes with mass (else the client runs the statement again with a larger window).
-// Parameters: $graph, $graphVersion, $ns, $placed, $damping, $maxIterations, $tolerance, $concurrency, $hopTop,
-// $window.
+// $only and $matching: as in entity_ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $placed,
+// $damping, $maxIterations, $tolerance, $concurrency, $hopTop, $window, $only, $matching.
 CALL () {
   CALL () {
     MATCH (p:Passage {ns: $ns})
@@ -25,5 +25,6 @@ CALL () {
 WITH collect([gds.util.asNode(nodeId), score]) AS window
 WITH size(window) AS windowSize,
      [x IN window WHERE x[0]:Passage AND x[0].ns = $ns AND coalesce(x[0].since, 0) <= $graphVersion
-                  AND NOT x[0].id IN $placed] AS found
-RETURN [x IN found | {id: x[0].id, mass: x[1]}] AS hop, windowSize < $window OR size(found) >= $hopTop AS complete
+                  AND NOT x[0].id IN $placed AND ($only IS NULL OR id(x[0]) IN $only)] AS found
+RETURN [x IN found | {id: x[0].id, mass: x[1]}] AS hop,
+       windowSize < $window OR size(found) >= $hopTop OR ($matching IS NOT NULL AND size(found) >= $matching - size($placed)) AS complete

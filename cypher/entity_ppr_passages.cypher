@@ -10,9 +10,10 @@
 // `entityWalk`: with $entityWalk > 0 and a phrase seed, the $entityWalk passages with the most mass in a second
 // walk from the phrase seeds alone (the same weights): by linearity their mass there is the part of their mass
 // above that came from the query's entities.
-// $graphVersion: see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds, $passageSources,
-// $entityShare, $damping, $maxIterations, $tolerance, $concurrency, $topK, $topPhrases, $window, $include,
-// $entityWalk.
+// $graphVersion and $only (a filter's passages, the only ones ranked; `complete` then also when all $matching
+// of them are in the window): see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds,
+// $passageSources, $entityShare, $damping, $maxIterations, $tolerance, $concurrency, $topK, $topPhrases, $window,
+// $include, $entityWalk, $only, $matching.
 // the walk runs in a subquery that returns only (nodeId, score) rows: the sort below then buffers small
 // rows, not rows that also carry the seed lists (the server's transaction memory counts those per row)
 CALL () {
@@ -40,7 +41,8 @@ WITH passageShare, nodeId, score ORDER BY score DESC LIMIT $window
 // a node deleted after the snapshot was projected can be gone or its id reused: keep this namespace's nodes
 WITH passageShare, gds.util.asNode(nodeId) AS n, score
 WITH passageShare, n, score, n.ns = $ns AND coalesce(n.since, 0) <= $graphVersion AS ours
-WITH passageShare, count(*) AS windowSize, collect(CASE WHEN ours AND n:Passage THEN [n, score] END) AS passages,
+WITH passageShare, count(*) AS windowSize,
+     collect(CASE WHEN ours AND n:Passage AND ($only IS NULL OR id(n) IN $only) THEN [n, score] END) AS passages,
      collect(CASE WHEN ours AND n:Phrase THEN [n, score] END) AS phrases
 CALL (phrases) {
   UNWIND phrases AS x
@@ -56,7 +58,8 @@ CALL (passages, top) {
   OPTIONAL MATCH (ph:Phrase)-[:MENTIONED_IN]->(p)
   WITH p, score, collect(ph) AS named
   RETURN collect({id: p.id, title: p.title, text: p.text, score: score,
-                  contributors: [t IN top WHERE t[0] IN named | {phrase: t[0].text, contribution: t[1]}]}) AS ranked
+                  contributors: [t IN top WHERE t[0] IN named | {phrase: t[0].text, contribution: t[1]}],
+                  meta: [k IN keys(p) WHERE k STARTS WITH 'meta_' | [k, p[k]]]}) AS ranked
 }
 CALL () {
   CALL () {
@@ -76,10 +79,11 @@ CALL () {
   WITH nodeId, score ORDER BY score DESC LIMIT $window
   WITH collect([gds.util.asNode(nodeId), score]) AS window
   WITH size(window) AS windowSize,
-       [x IN window WHERE x[0]:Passage AND x[0].ns = $ns AND coalesce(x[0].since, 0) <= $graphVersion][..$entityWalk] AS found
+       [x IN window WHERE x[0]:Passage AND x[0].ns = $ns AND coalesce(x[0].since, 0) <= $graphVersion
+                    AND ($only IS NULL OR id(x[0]) IN $only)][..$entityWalk] AS found
   // as above: the window holds the walk's top $entityWalk passages, or all its nodes with mass
   RETURN [x IN found | {id: x[0].id, mass: x[1]}] AS entityWalk,
-         windowSize < $window OR size(found) >= $entityWalk AS entityComplete
+         windowSize < $window OR size(found) >= $entityWalk OR ($matching IS NOT NULL AND size(found) >= $matching) AS entityComplete
 }
 RETURN ranked, entityWalk, entityComplete, [t IN top | {phrase: t[0].text, mass: t[1]}][..10] AS topPhrases, passageShare,
-       windowSize < $window OR size(passages) >= $topK AS complete
+       windowSize < $window OR size(passages) >= $topK OR ($matching IS NOT NULL AND size(passages) >= $matching) AS complete

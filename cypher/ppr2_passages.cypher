@@ -10,8 +10,9 @@
 // end with at least (1 - $damping) x the $topK-th largest seed, and no node below that can be among the top
 // passages. Only the nodes at or above it are sorted and looked up (about 70 of 21k on musique_train); when
 // fewer than $topK passages come back (a seeded passage was deleted meanwhile), the client runs it again
-// with 0. $graphVersion: see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds,
-// $passageSources, $damping, $maxIterations, $tolerance, $concurrency, $topK, $massFloor.
+// with 0. $graphVersion and $only (a filter's passages): see ppr_passages.cypher. Parameters: $graph,
+// $graphVersion, $ns, $seeds, $passageSources, $damping, $maxIterations, $tolerance, $concurrency, $topK,
+// $massFloor, $only.
 CALL () {
   UNWIND $seeds AS seed
   MATCH (ph:Phrase {ns: $ns, text: seed.text})
@@ -26,10 +27,11 @@ CALL gds.pageRank.stream($graph, {
   concurrency: $concurrency
 })
 YIELD nodeId, score
-WITH nodeId, score WHERE score >= $massFloor
+WITH nodeId, score WHERE score >= $massFloor AND ($only IS NULL OR nodeId IN $only)
 WITH nodeId, score ORDER BY score DESC
 WITH gds.util.asNode(nodeId) AS p, score
 // a node deleted after the snapshot was projected can be gone or its id reused: keep this namespace's passages
 WHERE p:Passage AND p.ns = $ns AND coalesce(p.since, 0) <= $graphVersion
 WITH p, score LIMIT $topK
-RETURN collect({id: p.id, title: p.title, text: p.text, score: score}) AS ranked
+RETURN collect({id: p.id, title: p.title, text: p.text, score: score,
+                meta: [k IN keys(p) WHERE k STARTS WITH 'meta_' | [k, p[k]]]}) AS ranked

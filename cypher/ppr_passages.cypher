@@ -3,8 +3,9 @@
 // Phrases with mass <= $minMass (HippoConfig.ppr_min_mass) are left out of the sum.
 // $graphVersion is the projection's graph version: nodes created after it (`since`) are not in it, so they
 // neither seed the walk nor take a projected node's place (GDS node ids of deleted nodes can be reused).
+// $only: with a metadata filter, the Neo4j node ids of the passages it leaves, the only ones scored (null: all).
 // Parameters: $graph, $graphVersion, $ns, $seeds [{text, weight}], $damping, $maxIterations, $tolerance,
-// $concurrency, $minMass, $topK, $topPhrases.
+// $concurrency, $minMass, $topK, $topPhrases, $only.
 UNWIND $seeds AS seed
 MATCH (ph:Phrase {ns: $ns, text: seed.text})
 WHERE coalesce(ph.since, 0) <= $graphVersion
@@ -28,6 +29,7 @@ CALL (mass) {
   UNWIND mass AS x
   WITH x[0] AS ph, x[1] AS score
   MATCH (ph)-[m:MENTIONED_IN]->(p:Passage)
+  WHERE $only IS NULL OR id(p) IN $only
   WITH p, sum(score * m.count) AS total, collect([ph, score * m.count]) AS parts
   ORDER BY total DESC
   LIMIT $topK
@@ -35,5 +37,6 @@ CALL (mass) {
 }
 // contributors are unsorted here; the client keeps each passage's largest
 RETURN topPhrases, p.id AS id, p.title AS title, p.text AS text, total AS score,
-       [x IN parts | {phrase: x[0].text, contribution: x[1]}] AS contributors
+       [x IN parts | {phrase: x[0].text, contribution: x[1]}] AS contributors,
+       [k IN keys(p) WHERE k STARTS WITH 'meta_' | [k, p[k]]] AS meta
 ORDER BY score DESC

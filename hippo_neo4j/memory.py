@@ -7,7 +7,7 @@
 
 Indexing runs ``graph.indexing`` (extraction → phrase normalisation → graph writer → synonym linker), queries
 go to the retriever of the named mode (``retrieve``), deletion and namespaces to ``graph.namespace``. The graph:
-``(:Passage {ns, id, title, text, hash, embedding})``, ``(:Phrase {ns, text, embedding})``,
+``(:Passage {ns, id, title, text, hash, embedding, meta_<key>...})``, ``(:Phrase {ns, text, embedding})``,
 ``(:Phrase)-[:RELATION {weight, sources, predicates}]->(:Phrase)``, ``(:Phrase)-[:SYNONYM {score}]->(:Phrase)``,
 ``(:Phrase)-[:MENTIONED_IN {count}]->(:Passage)`` and ``(:Fact {ns, id, subject, predicate, object, text,
 embedding, sources})``. Every statement lives in ``cypher/`` and is parameterised.
@@ -23,7 +23,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 from neo4j import Driver
@@ -39,6 +39,7 @@ from .graph.facts import FactStore
 from .graph.indexing import Indexer
 from .graph.store import GraphStore
 from .graph.synonyms import SynonymLinker
+from .metadata import Filters
 from .models import DeleteReport, FactHit, IndexReport, LinkedEntity, PassageIn, RetrievalResult, as_passage
 from .retrieve import MODES, DenseRetriever, Query, RetrievalContext, Retriever, default_mode
 from .retrieve.linking import link_entities, link_facts
@@ -209,6 +210,7 @@ class HippoRAG:
         entities: Sequence[str] | None = None,
         filter: bool = True,
         fresh: bool = False,
+        filters: Filters | Mapping[str, Any] | None = None,
     ) -> RetrievalResult:
         """Retrieve the top-k passages for ``text`` with ``mode`` (a name of :data:`~hippo_neo4j.retrieve.MODES`;
         by default :func:`~hippo_neo4j.retrieve.default_mode`: ``entity-ppr``).
@@ -221,12 +223,18 @@ class HippoRAG:
         ``result.writes_behind`` say which, and how many writes it has not seen); dense and bm25 always read
         the current graph. ``fresh=True`` walks the current graph, waiting for its projection if needed: ask
         for it when the query must reflect a write just made.
+
+        ``filters`` keeps the passages whose metadata passes them (``{"user": "u1", "created_at": {">=":
+        "2026-01-01"}, "tag": {"in": ["a", "b"]}}``; :mod:`hippo_neo4j.metadata`): dense and bm25 search only
+        those, graph modes walk the whole namespace but seed and return only those, and
+        ``result.filtered_passages`` says how many passed.
         """
         mode = mode or default_mode()
         preset = MODES[mode]
         self.check_encoder()
         query = Query(text=text if isinstance(text, str) else "", top_k=top_k,
-                      entities=list(entities) if entities is not None else None, use_filter=filter, fresh=fresh)
+                      entities=list(entities) if entities is not None else None, use_filter=filter, fresh=fresh,
+                      filters=Filters.parse(filters))
         return self.retriever(mode).search(query, preset.config(self.config))
 
     def link_entities(self, entities: Sequence[str]) -> list[LinkedEntity]:
@@ -370,10 +378,11 @@ class AsyncHippoRAG:
 
     async def query(
         self, text: str, *, mode: str | None = None, top_k: int = 10, entities: Sequence[str] | None = None,
-        filter: bool = True, fresh: bool = False,
+        filter: bool = True, fresh: bool = False, filters: Filters | Mapping[str, Any] | None = None,
     ) -> RetrievalResult:
         """:meth:`HippoRAG.query` (see there)."""
-        return await self._call("query", text, mode=mode, top_k=top_k, entities=entities, filter=filter, fresh=fresh)
+        return await self._call("query", text, mode=mode, top_k=top_k, entities=entities, filter=filter, fresh=fresh,
+                                filters=filters)
 
     async def link_entities(self, entities: Sequence[str]) -> list[LinkedEntity]:
         return await self._call("link_entities", list(entities))

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from .metadata import check_metadata
 from .text import scrub
 
 
@@ -26,17 +27,25 @@ def content_hash(title: str, text: str) -> str:
 
 
 class PassageIn(BaseModel):
-    """A passage to index: a stable id (given, or derived from the content), optional title, text."""
+    """A passage to index: a stable id (given, or derived from the content), optional title, text, and
+    metadata (``hippo_neo4j/metadata.py``: not part of the content, so changing it alone re-indexes nothing)."""
 
     id: str | None = None
     title: str = ""
     text: str
     extraction: Extraction | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict, description="scalars, dates and lists of strings, by "
+                                     "identifier: what queries can filter on")
 
     @field_validator("id", "title", "text", mode="before")
     @classmethod
     def _scrub(cls, value: Any) -> Any:
         return scrub(value) if isinstance(value, str) else value
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata(cls, value: Any) -> Any:
+        return check_metadata(value)  # a ConfigError, not a ValueError: it reaches the caller as it is
 
     @property
     def hash(self) -> str:
@@ -68,6 +77,7 @@ def as_passage(item: PassageIn | dict[str, Any] | str) -> PassageIn:
         title=data.get("title") or "",
         text=data.get("text") if data.get("text") is not None else "",
         extraction=data.get("extraction"),
+        metadata=data.get("metadata"),
     )
 
 
@@ -79,6 +89,7 @@ class IndexReport(BaseModel):
     indexed: int = 0
     unchanged: int = 0
     updated: int = 0
+    metadata_updated: int = Field(0, description="passages whose metadata alone changed: written, not re-indexed")
     skipped_empty: int = 0
     skipped_duplicate_id: int = 0
     rejected: list[str] = Field(default_factory=list, description="ids refused: text or id too long (see the log)")
@@ -149,6 +160,7 @@ class RetrievedPassage(BaseModel):
     score: float
     contributors: list[Contributor] = Field(default_factory=list)
     filled: bool = Field(False, description="not found by the mode itself: added from dense retrieval to reach top_k")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="the passage's metadata, as indexed")
     signals: dict[str, Any] = Field(
         default_factory=dict,
         description="entity-ppr: why the passage is here: `placed` ('agreement': dense and the entity walk both rank it "
@@ -170,6 +182,8 @@ class RetrievalResult(BaseModel):
     phrase_seeds: list[Seed] = Field(default_factory=list)
     passage_seeds: list[Seed] = Field(default_factory=list, description="hipporag2: the largest passage seeds")
     passages: list[RetrievedPassage] = Field(default_factory=list)
+    filtered_passages: int | None = Field(None, description="with filters: the namespace's passages that pass them "
+                                          "(the only ones seeded and returned); None: no filter")
     graph_version: int | None = Field(None, description="graph modes: the namespace graph version the walk ran on")
     writes_behind: int = Field(0, description="graph modes: writes made since that version (a refresh is under way)")
     fell_back: bool = False

@@ -14,7 +14,7 @@ from hippo_neo4j.integrations.graphrag import HippoRetriever
 
 from .conftest import NoExtractor
 from .llama_server import LlamaServer, llama_server  # noqa: F401 - the session fixture
-from .serving import entities_of, indexed_namespace
+from .serving import entities_of, indexed_namespace, musique_passages
 
 
 @pytest.fixture(scope="module")
@@ -176,3 +176,33 @@ def test_llama_index_retriever_without_the_extra_names_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "llama_index.core.retrievers", None)  # as if llama-index-core were missing
     with pytest.raises(ImportError, match=r"pip install 'hippo-neo4j\[llama-index\]'"):
         importlib.import_module("hippo_neo4j.integrations.llama_index")
+
+
+def test_every_retriever_takes_filters_and_gives_each_passage_its_metadata(memory_factory, driver):
+    from hippo_neo4j.integrations.langchain import HippoLangChainRetriever
+
+    memory = memory_factory()
+    docs = musique_passages(12)
+    for i, doc in enumerate(docs):
+        doc.metadata = {"user": f"u{i % 3}", "year": 2000 + i}
+    memory.index(docs)
+    allowed = {d.id for d in docs if d.metadata["user"] == "u2" and d.metadata["year"] > 2003}
+    filters = {"user": "u2", "year": {">": 2003}}
+    query = docs[5].text[:200]
+    found = {
+        "langchain": [d.metadata for d in HippoLangChainRetriever(memory=memory, mode="dense", top_k=5,
+                                                                   filters=filters).invoke(query)],
+        "llama_index": [n.node.metadata for n in llama_index_retriever(memory=memory, mode="dense", top_k=5,
+                                                                         filters=filters).retrieve(query)],
+        "graphrag": [i.metadata for i in HippoRetriever(driver, namespace=memory.namespace, mode="dense", memory=memory,
+                                                        filters=filters).search(query_text=query, top_k=5).items],
+    }
+    for name, items in found.items():
+        assert {m["id"] for m in items} == allowed, name
+        assert all(m["metadata"] == next(d.metadata for d in docs if d.id == m["id"]) for m in items), name
+    # a search's own filters replace the retriever's
+    other = HippoRetriever(driver, namespace=memory.namespace, mode="dense", memory=memory, filters=filters)
+    assert {i.metadata["id"] for i in other.search(query_text=query, top_k=5, filters={"user": "u0"}).items} == \
+        {d.id for d in docs if d.metadata["user"] == "u0"}
+    with pytest.raises(ConfigError, match="filter 'user': unknown operator"):
+        llama_index_retriever(memory=memory, filters={"user": {"~": "u1"}})

@@ -123,6 +123,33 @@ def test_a_new_namespace_is_made_by_indexing_into_it(api, connection, driver):
         HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor()).drop_namespace()
 
 
+def test_metadata_and_filters_over_http(api, connection, driver):
+    ns = f"serve-filters-{int(time.time() * 1000)}"
+    passages = [{"id": f"f{i}", "text": f"Ada Lovelace wrote note {'ABCDEFG'[i]} on the Analytical Engine.",
+                 "metadata": {"user": f"u{i % 2}", "year": 1840 + i, "tag": ["notes"] + (["g"] if i == 6 else [])}}
+                for i in range(7)]
+    try:
+        report = api.post("/index", json={"namespace": ns, "passages": passages})
+        assert report.status_code == 200 and report.json()["indexed"] == 7
+        relabel = [dict(passages[0], metadata={"user": "u9"})]
+        assert api.post("/index", json={"namespace": ns, "passages": relabel}).json()["metadata_updated"] == 1
+        for mode in ("dense", "entity-ppr"):
+            body = api.post("/query", json={"namespace": ns, "query": "Which notes did Ada Lovelace write?", "mode": mode,
+                                            "filters": {"user": "u1", "year": {">=": 1843}}}).json()
+            assert body["filtered_passages"] == 2 and {p["id"] for p in body["passages"]} == {"f3", "f5"}, body
+            assert {p["metadata"]["user"] for p in body["passages"]} == {"u1"}
+        body = api.post("/query", json={"namespace": ns, "query": "Ada", "mode": "bm25", "filters": {"user": "u9"}}).json()
+        assert [p["id"] for p in body["passages"]] == ["f0"]
+        r = api.post("/query", json={"namespace": ns, "query": "Ada", "filters": {"year": {"~": 1840}}})
+        assert r.status_code == 400 and "filter 'year': unknown operator '~'" in one_line(r)
+        r = api.post("/query", json={"namespace": ns, "query": "Ada", "filters": {"tag": {"in": [["a"]]}}})
+        assert r.status_code == 400 and "filter 'tag' in" in one_line(r)
+        r = api.post("/index", json={"namespace": ns, "passages": [{"text": "x", "metadata": {"user": {"id": 1}}}]})
+        assert r.status_code == 400 and "metadata 'user'" in one_line(r)
+    finally:
+        HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor()).drop_namespace()
+
+
 # ---------------------------------------------------------------------------------------------- bad requests
 
 

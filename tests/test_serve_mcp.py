@@ -33,7 +33,7 @@ async def _exercise(client: Client, ns: str, docs) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
     assert "namespace" in tools["recall"].input_schema["properties"]
-    assert {"query", "mode", "top_k"} <= set(tools["recall"].input_schema["properties"])
+    assert {"query", "mode", "top_k", "filters"} <= set(tools["recall"].input_schema["properties"])
 
     described = structured(await client.call_tool("describe", {}))
     assert described["namespace"] == ns and described["passages"] == len(docs)
@@ -56,8 +56,17 @@ async def _exercise(client: Client, ns: str, docs) -> None:
     found = structured(await client.call_tool("recall", {"query": "Quillon Dravemark Vexillology", "mode": "bm25", "top_k": 1}))
     assert found["passages"][0]["id"] == "mcp-1"
     assert structured(await client.call_tool("describe", {}))["passages"] == len(docs) + 1
-    forgotten = structured(await client.call_tool("forget", {"ids": ["mcp-1", "nope"]}))
-    assert forgotten["deleted"] == 1 and forgotten["missing"] == ["nope"]
+    labelled = structured(await client.call_tool("remember", {"passages": [
+        {"id": "mcp-2", "text": "Quillon Dravemark also founded a chess club.", "metadata": {"user": "q", "year": 2026}}]}))
+    assert labelled["indexed"] == 1
+    only = structured(await client.call_tool("recall", {"query": "What did Quillon Dravemark found?", "mode": "dense",
+                                                        "filters": {"user": "q", "year": {">": 2000}}}))
+    assert only["filtered_passages"] == 1 and [p["id"] for p in only["passages"]] == ["mcp-2"]
+    assert only["passages"][0]["metadata"] == {"user": "q", "year": 2026}
+    bad_filter = await client.call_tool("recall", {"query": "x", "filters": {"user": {"like": "q"}}})
+    assert bad_filter.is_error and "filter 'user': unknown operator 'like'" in bad_filter.content[0].text
+    forgotten = structured(await client.call_tool("forget", {"ids": ["mcp-1", "mcp-2", "nope"]}))
+    assert forgotten["deleted"] == 2 and forgotten["missing"] == ["nope"]
     assert structured(await client.call_tool("describe", {"namespace": ns}))["passages"] == len(docs)
 
     bad = await client.call_tool("recall", {"query": "x", "mode": "no-such-mode"})

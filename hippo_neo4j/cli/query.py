@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -37,6 +39,8 @@ def _result_text(result: "RetrievalResult") -> str:
         lines.append("largest passage seeds: " + ", ".join(f"{s.node} ({s.weight:.4f})" for s in result.passage_seeds))
     if result.fell_back:
         lines.append(f"fell back to dense retrieval: {result.fallback_reason}")
+    if result.filtered_passages is not None:
+        lines.append(f"filters: {result.filtered_passages} passages pass")
     if result.top_phrases:
         lines.append("top phrases by PPR mass: " + ", ".join(f"{p['phrase']} ({p['mass']:.3f})" for p in result.top_phrases[:5]))
     for rank, p in enumerate(result.passages, 1):
@@ -48,6 +52,8 @@ def _result_text(result: "RetrievalResult") -> str:
             lines.append("      via " + ", ".join(f"{c.phrase} ({c.contribution:.3f})" for c in p.contributors[:3]))
         if p.signals.get("placed"):
             lines.append("      " + placed_by(p.signals))
+        if p.metadata:
+            lines.append("      metadata: " + ", ".join(f"{k}={v}" for k, v in p.metadata.items()))
     if not result.passages:
         lines.append("(no passages)" + (f" - {result.warning}" if result.warning else ""))
     elif result.warning:
@@ -67,8 +73,48 @@ def placed_by(signals: dict[str, Any]) -> str:
     return line + (f"; {100 * share:.0f} % of its mass from the query's entities" if share is not None else "")
 
 
+FILTER = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*(?:(?P<op><=|>=|<|>|=)|\s(?P<in>in)\s)\s*(?P<value>.*)", re.S)
+
+
+def filter_value(text: str) -> Any:
+    """A --filter value: JSON when it parses as a number, a boolean or a quoted string, else the text itself."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, (bool, int, float, str)) else text
+
+
+def parse_filters(given: tuple[str, ...]) -> dict[str, Any] | None:
+    """The filter of repeated --filter options (``key=value``, ``key>=value``, ``key in a,b``; same key: and)."""
+    filters: dict[str, Any] = {}
+    for text in given:
+        match = FILTER.fullmatch(text)
+        if match is None:
+            raise click.UsageError(f"--filter {text!r}: write key=value, key<value, key<=value, key>value, "
+                                   "key>=value or 'key in a,b' (key: letters, digits and _).")
+        key, value = match["key"], match["value"].strip()
+        op = "in" if match["in"] else match["op"]
+        value = [filter_value(v.strip()) for v in value.split(",")] if op == "in" else filter_value(value)
+        conditions = filters.setdefault(key, {})
+        if op in conditions:
+            raise click.UsageError(f"--filter {text!r}: {key} {op} is given twice.")
+        conditions[op] = value
+    return filters or None
+
+
+def cli_filters(given: tuple[str, ...]) -> Any:
+    """The checked filter of the --filter options (a usage error naming the field otherwise); None for none."""
+    from ..metadata import Filters
+
+    try:
+        return Filters.parse(parse_filters(given))
+    except ConfigError as exc:
+        raise click.UsageError(f"--filter: {exc}") from None
+
+
 def retrieval_options(max_k: int, top_k_help: str | None = None) -> Any:
-    """--mode, --top-k, --entities, --extractor and --json, shared by query and ask."""
+    """--mode, --top-k, --entities, --filter, --extractor and --json, shared by query and ask."""
 
     def decorate(f: Any) -> Any:
         for option in reversed([
@@ -79,6 +125,10 @@ def retrieval_options(max_k: int, top_k_help: str | None = None) -> Any:
             click.option("--no-filter", is_flag=True, help="hipporag2: skip the LLM recognition filter."),
             click.option("--top-k", type=click.IntRange(1, max_k), default=5, show_default=True, help=top_k_help),
             click.option("--entities", help="Query entities separated by '|' (instead of extracting them)."),
+            click.option("--filter", "filters", multiple=True, metavar="CONDITION",
+                         help="Only passages whose metadata passes: key=value, key>=value (also <, <=, >), "
+                         "'key in a,b'; repeat for and. Values are JSON when they parse (2026, true, \"007\"), "
+                         "else text."),
             extractor_option,
             json_option,
         ]):
@@ -98,10 +148,10 @@ def retrieval_options(max_k: int, top_k_help: str | None = None) -> Any:
 @click.pass_context
 def query_cmd(
     ctx: click.Context, text: str, mode: str, no_filter: bool, top_k: int, entities: str | None,
-    extractor_kind: str, as_json: bool, as_cypher: bool,
+    filters: tuple[str, ...], extractor_kind: str, as_json: bool, as_cypher: bool,
 ) -> None:
     """Retrieve the passages that answer TEXT."""
-    result = _retrieve(ctx, text, mode, top_k, entities, extractor_kind, no_filter)
+    result = _retrieve(ctx, text, mode, top_k, entities, extractor_kind, no_filter, filters)
     if as_cypher:
         from ..drawing import drawing_cypher
         from ..text import scrub
@@ -114,17 +164,19 @@ def query_cmd(
 
 def _retrieve(
     ctx: click.Context, text: str, mode: str, top_k: int, entities: str | None, extractor_kind: str,
-    no_filter: bool = False,
+    no_filter: bool = False, filters: tuple[str, ...] = (),
 ) -> "RetrievalResult":
     from ..extract import make_extractor
 
+    parsed = cli_filters(filters)
     ents = [e.strip() for e in entities.split("|") if e.strip()] if entities is not None else None
     mode = mode or default_mode()
     links_entities = MODES[mode].retriever.needs_entities(MODES[mode].config(HippoConfig()))
     extractor = make_extractor(extractor_kind) if ents is None and links_entities else None
     with open_memory(ctx, extractor=extractor) as memory:
         # fresh: a one-shot process has no background refresh to wait for, so it walks the current graph
-        return memory.query(text, mode=mode, top_k=top_k, entities=ents, filter=not no_filter, fresh=True)
+        return memory.query(text, mode=mode, top_k=top_k, entities=ents, filter=not no_filter, fresh=True,
+                            filters=parsed)
 
 
 @click.command("ask")
@@ -139,7 +191,7 @@ def _retrieve(
 @click.pass_context
 def ask_cmd(
     ctx: click.Context, question: str, mode: str, no_filter: bool, top_k: int, entities: str | None,
-    extractor_kind: str, as_json: bool, iterative: bool, steps: int,
+    filters: tuple[str, ...], extractor_kind: str, as_json: bool, iterative: bool, steps: int,
 ) -> None:
     """Retrieve, then answer QUESTION from the top passages with the LLM reader (--iterative: retrieve and
     reason in turns)."""
@@ -150,9 +202,9 @@ def ask_cmd(
             from ..retrieve.iterative import NO_LLM
 
             raise ConfigError(f"--iterative: {NO_LLM}.")
-        _ask_iterative(ctx, question, mode, no_filter, top_k, entities, extractor_kind, steps)
+        _ask_iterative(ctx, question, mode, no_filter, top_k, entities, extractor_kind, steps, filters)
         return
-    result = _retrieve(ctx, question, mode, top_k, entities, extractor_kind, no_filter)
+    result = _retrieve(ctx, question, mode, top_k, entities, extractor_kind, no_filter, filters)
     data: dict[str, Any] = {"question": question, "retrieval": result.model_dump()}
     if not llm_configured():
         data["answer"] = None
@@ -169,7 +221,7 @@ def ask_cmd(
 
 def _ask_iterative(
     ctx: click.Context, question: str, mode: str, no_filter: bool, top_k: int, entities: str | None,
-    extractor_kind: str, steps: int,
+    extractor_kind: str, steps: int, filters: tuple[str, ...] = (),
 ) -> None:
     """``hippo ask --iterative``: the loop, then its answer (or the reader's, from the pooled passages, when
     the reasoning stopped without one)."""
@@ -185,7 +237,7 @@ def _ask_iterative(
     reader = Reader()
     with open_memory(ctx, extractor=extractor) as memory:
         loop = IterativeRetrieval(memory, mode=mode, steps=steps, reader=reader)
-        result = loop.run(question, top_k=top_k, entities=ents, filter=not no_filter)
+        result = loop.run(question, top_k=top_k, entities=ents, filter=not no_filter, filters=cli_filters(filters))
     data: dict[str, Any] = {"question": question, "iterative": result.model_dump()}
     answer, source, reasoning = result.answer, "reasoning", " ".join(result.sentences)
     if answer is None and not result.partial:

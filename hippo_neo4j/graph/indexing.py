@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from ..config import HippoConfig
 from ..db import cypher
+from ..metadata import facets, stored
 from ..models import IndexReport, PassageIn
 from ..text import normalize_phrase, scrub
 from . import binding
@@ -38,6 +39,19 @@ log = logging.getLogger(__name__)
 Extract = Callable[[list[PassageIn]], list[Any]]  # an extractor's extract(): one Extraction (or None) per passage
 
 MAX_KEY_CHARS = 1000  # passage ids and phrases are keys of range indexes (about 8 kB per key): longer ones are refused
+
+
+def metadata_update(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """The `meta_` properties that turn a passage's stored ones (``old``) into the metadata ``new``: every new
+    one, and None (remove) for each old one it lacks."""
+    props = stored(new)
+    return props | {k: None for k in old if k not in props}
+
+
+def same_metadata(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """Whether the stored properties ``old`` hold the metadata ``new`` (types too: True is not 1)."""
+    typed = lambda props: {k: (type(v).__name__, v) for k, v in props.items()}  # noqa: E731
+    return typed(stored(new)) == typed(old)
 
 
 def valid_triple(triple: Any) -> tuple[str, str, str] | None:
@@ -72,6 +86,8 @@ class PassageRow(BaseModel):
     text: str
     hash: str
     triples: int
+    metadata: dict[str, Any] = Field(default_factory=dict, description="the `meta_` properties to set")
+    facets: list[dict[str, Any]] = Field(default_factory=list, description="its metadata's facets (metadata.facets)")
 
 
 class NormalisedBatch(BaseModel):
@@ -125,7 +141,9 @@ class PhraseNormaliser:
             batch.mentions += [
                 Mention(phrase=ph, passage=p.passage_id, count=c, named=ph in named) for ph, c in counts.items()
             ]
-            batch.passages.append(PassageRow(id=p.passage_id, title=p.title, text=p.text, hash=p.hash, triples=kept))
+            # an updated passage's node is deleted before it is written again: its old metadata goes with it
+            batch.passages.append(PassageRow(id=p.passage_id, title=p.title, text=p.text, hash=p.hash, triples=kept,
+                                             metadata=stored(p.metadata), facets=facets(p.metadata)))
         batch.phrases = sorted(phrases)
         return batch
 
@@ -334,15 +352,24 @@ class Indexer:
     def read(self, batch: list[PassageIn], extract: Extract) -> tuple[IndexReport, StagedBatch | None]:
         """Which passages are new or changed, their extraction and normalisation; None if nothing is to write."""
         report = IndexReport()
-        known = {r["id"]: r["hash"] for r in self.store.run("passage_hashes", ids=[p.passage_id for p in batch])}
+        rows = self.store.run("passage_hashes", ids=[p.passage_id for p in batch])
+        known = {r["id"]: r["hash"] for r in rows}
+        metadata = {r["id"]: dict(r["meta"]) for r in rows}
         fresh: list[PassageIn] = []
+        relabel: list[dict[str, Any]] = []  # the same content with other metadata: written, not re-indexed
         for p in batch:
             old = known.get(p.passage_id)
-            if old == p.hash:
+            if old == p.hash and same_metadata(p.metadata, metadata[p.passage_id]):
                 report.unchanged += 1
+            elif old == p.hash:
+                relabel.append({"id": p.passage_id, "metadata": metadata_update(p.metadata, metadata[p.passage_id]),
+                                "facets": facets(p.metadata)})
             else:
                 report.updated += old is not None
                 fresh.append(p)
+        if relabel:
+            self.store.run("write_metadata", passages=relabel)
+            report.metadata_updated += len(relabel)
         if not fresh:
             return report, None
 

@@ -55,6 +55,11 @@ class PassageCosines:
         positive = weights > 0
         return [list(pair) for pair in zip(self.nodes[positive].tolist(), weights[positive].tolist())]
 
+    def within(self, nodes: list[int]) -> "PassageCosines":
+        """The cosines of the passages among ``nodes`` (Neo4j node ids: a filter's passages), in this order."""
+        keep = np.isin(self.nodes, np.asarray(nodes, dtype=np.int64))
+        return PassageCosines(self.nodes[keep], [pid for pid, k in zip(self.ids, keep) if k], self.cosine[keep])
+
     def ranks(self, ids: list[str]) -> dict[str, int | None]:
         """The rank by cosine of each passage of ``ids`` (1: the most like the query; None: not scored here)."""
         where = {pid: i for i, pid in enumerate(self.ids)}

@@ -10,8 +10,9 @@
     rag = GraphRAG(retriever=retriever, llm=OpenAILLM(model_name="gpt-4o-mini"))
     print(rag.search("Which Stanford professor works on Alzheimer's?", retriever_config={"top_k": 5}).answer)
 
-Each item's content is the passage (title, then text); its metadata holds the id, score and the phrases that
-carried the walk's mass to it. The result's metadata holds the mode, the explanation and the Cypher statement
+Each item's content is the passage (title, then text); its metadata holds the id, score, the phrases that
+carried the walk's mass to it and the passage's own metadata (``metadata``); ``filters`` (metadata conditions,
+:meth:`HippoRAG.query`), given to the retriever or to a search, keep only the passages that pass them. The result's metadata holds the mode, the explanation and the Cypher statement
 that draws it in Neo4j Browser. Needs the extra: ``pip install 'hippo-neo4j[neo4j-graphrag]'``.
 """
 
@@ -30,6 +31,7 @@ except ImportError as exc:  # the extra is not installed
 from ..config import ConnectionSettings
 from ..drawing import drawing_cypher
 from ..memory import HippoRAG
+from ..metadata import Filters
 
 
 class HippoRetriever(Retriever):
@@ -40,6 +42,7 @@ class HippoRetriever(Retriever):
         namespace: the namespace to retrieve from.
         mode: the retrieval mode; None: the library's default (entity-ppr).
         top_k: passages per search unless ``search(top_k=...)`` says otherwise.
+        filters: metadata conditions every passage must pass unless ``search(filters=...)`` gives others.
         memory: an open :class:`~hippo_neo4j.memory.HippoRAG` to use instead of opening one on ``driver``.
         extractor: the query NER for modes that link entities (default: the library's choice).
         result_formatter: turns each record (id, title, text, score, via) into a ``RetrieverResultItem``.
@@ -56,6 +59,7 @@ class HippoRetriever(Retriever):
         memory: HippoRAG | None = None,
         extractor: Any = None,
         result_formatter: Optional[Callable[[neo4j.Record], RetrieverResultItem]] = None,
+        filters: Optional[dict[str, Any]] = None,
     ) -> None:
         super().__init__(driver, neo4j_database)  # checks the server's version
         from ..retrieve import MODES
@@ -64,6 +68,7 @@ class HippoRetriever(Retriever):
             MODES[mode]  # an unknown mode fails here, not at the first question
         self.mode = mode
         self.top_k = top_k
+        self.filters = Filters.parse(filters)  # a bad filter fails here, not at the first question
         self.result_formatter = result_formatter
         self.memory = memory or HippoRAG(
             ConnectionSettings.from_env(database=neo4j_database or "neo4j", namespace=namespace),
@@ -76,16 +81,18 @@ class HippoRetriever(Retriever):
         top_k: int | None = None,
         mode: str | None = None,
         entities: Sequence[str] | None = None,
+        filters: Optional[dict[str, Any]] = None,
     ) -> RawSearchResult:
-        """The passages for ``query_text``, best first, as records (id, title, text, score, via)."""
-        result = self.memory.query(query_text, mode=mode or self.mode, top_k=top_k or self.top_k, entities=entities)
+        """The passages for ``query_text``, best first, as records (id, title, text, score, via, filled, metadata)."""
+        result = self.memory.query(query_text, mode=mode or self.mode, top_k=top_k or self.top_k, entities=entities,
+                                   filters=self.filters if filters is None else filters)
         records = [
             neo4j.Record({"id": p.id, "title": p.title, "text": p.text, "score": p.score,
-                          "via": [c.phrase for c in p.contributors[:3]], "filled": p.filled})
+                          "via": [c.phrase for c in p.contributors[:3]], "filled": p.filled, "metadata": p.metadata})
             for p in result.passages
         ]
         explanation = result.model_dump(include={"entities", "linked", "facts", "phrase_seeds", "top_phrases",
-                                                 "fell_back", "fallback_reason", "warning"})
+                                                 "fell_back", "fallback_reason", "warning", "filtered_passages"})
         return RawSearchResult(records=records, metadata={
             "mode": result.mode, "namespace": self.memory.namespace, "explanation": explanation,
             "cypher": drawing_cypher(result, self.memory.namespace),
@@ -94,7 +101,8 @@ class HippoRetriever(Retriever):
     def default_record_formatter(self, record: neo4j.Record) -> RetrieverResultItem:
         title = record.get("title")
         content = f"{title}\n{record['text']}" if title else record["text"]
-        return RetrieverResultItem(content=content, metadata={k: record.get(k) for k in ("id", "title", "score", "via", "filled")})
+        return RetrieverResultItem(content=content, metadata={k: record.get(k) for k in ("id", "title", "score", "via", "filled",
+                                                                                     "metadata")})
 
 
 __all__ = ["HippoRetriever"]

@@ -3,11 +3,13 @@
     from hippo_neo4j import HippoRAG
     from hippo_neo4j.integrations.langchain import HippoLangChainRetriever
 
-    retriever = HippoLangChainRetriever(memory=HippoRAG(namespace="docs"), mode="hipporag2", top_k=5)
+    retriever = HippoLangChainRetriever(memory=HippoRAG(namespace="docs"), mode="hipporag2", top_k=5,
+                                        filters={"user": "u1"})
     docs = retriever.invoke("Which Stanford professor works on Alzheimer's?")
 
 Each ``Document`` holds the passage (title, then text); its metadata the id, score, the phrases that carried the
-walk's mass to it, the mode and the Cypher statement that draws the result in Neo4j Browser.
+walk's mass to it, the passage's own metadata (``metadata``), the mode and the Cypher statement that draws the
+result in Neo4j Browser. ``filters`` (metadata conditions, :meth:`HippoRAG.query`) hold for every query.
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ class HippoLangChainRetriever(BaseRetriever):
     memory: Any
     mode: str | None = None
     top_k: int = 5
+    filters: dict[str, Any] | None = None
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        result = self.memory.query(query, mode=self.mode, top_k=self.top_k)
+        result = self.memory.query(query, mode=self.mode, top_k=self.top_k, filters=self.filters)
         return [Document(page_content=content, metadata=metadata)
                 for content, metadata in passage_entries(result, self.memory.namespace)]
 

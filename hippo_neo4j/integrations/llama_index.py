@@ -13,7 +13,7 @@
 Each ``NodeWithScore`` holds the passage's score and a ``TextNode`` whose id is the passage id and whose text is
 the passage (title, then text), as LangChain's ``Document`` holds it; its metadata is the LangChain retriever's:
 the id, title, score, the phrases that carried the walk's mass to it (``via``), whether dense retrieval filled it
-in (``filled``), the mode and the Cypher statement that draws the result in Neo4j Browser (``cypher``). The
+in (``filled``), the passage's own metadata (``metadata``), the mode and the Cypher statement that draws the result in Neo4j Browser (``cypher``). The
 metadata is kept out of the text that LlamaIndex gives an LLM or an embedder: they see the passage alone.
 Needs the extra: ``pip install 'hippo-neo4j[llama-index]'``.
 """
@@ -33,6 +33,7 @@ except ImportError as exc:  # the extra is not installed
 from ..config import ConnectionSettings
 from ..errors import ConfigError
 from ..memory import HippoRAG
+from ..metadata import Filters
 from .passages import passage_entries
 
 
@@ -44,6 +45,7 @@ class HippoLlamaIndexRetriever(BaseRetriever):
             caller's to close.
         mode: the retrieval mode (:data:`hippo_neo4j.retrieve.MODES`); None: the library's default (entity-ppr).
         top_k: passages per query.
+        filters: metadata conditions every passage must pass (:meth:`HippoRAG.query`), for every query.
         namespace, connection, extractor: with no ``memory``, the retriever opens its own HippoRAG on
             ``connection`` (default: the environment, as the CLI connects) and ``namespace``, with ``extractor``
             as its query NER; :meth:`close` closes it.
@@ -59,6 +61,7 @@ class HippoLlamaIndexRetriever(BaseRetriever):
         *,
         mode: str | None = None,
         top_k: int = 5,
+        filters: dict[str, Any] | None = None,
         namespace: str | None = None,
         connection: ConnectionSettings | None = None,
         extractor: Any = None,
@@ -74,12 +77,13 @@ class HippoLlamaIndexRetriever(BaseRetriever):
                               "to open one, not both.")
         self.mode = mode
         self.top_k = top_k
+        self.filters = Filters.parse(filters)  # a bad filter fails here, not at the first question
         self._owns_memory = memory is None
         self.memory = memory or HippoRAG(connection, namespace=namespace, extractor=extractor)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        result = self.memory.query(query_bundle.query_str, mode=self.mode, top_k=self.top_k)
+        result = self.memory.query(query_bundle.query_str, mode=self.mode, top_k=self.top_k, filters=self.filters)
         return [
             NodeWithScore(
                 node=TextNode(id_=metadata["id"], text=content, metadata=metadata,

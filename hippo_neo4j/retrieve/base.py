@@ -10,26 +10,57 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import HippoConfig
 from ..errors import ConfigError
 from ..graph.passage_vectors import PassageCosines, PassageVectors
 from ..graph.projection import Projection
 from ..graph.store import GraphStore
+from ..metadata import Filters, read
 from ..models import Contributor, RetrievalResult, RetrievedPassage, Seed
 from ..text import scrub
 
 
+class Scope:
+    """The passages a filter leaves (``cypher/passages_matching.cypher``): their Neo4j node ids (``nodes``,
+    the ``$only`` of the statements), and how many passages the namespace holds (``total``)."""
+
+    def __init__(self, nodes: list[int], total: int) -> None:
+        self.nodes, self.total = nodes, total
+
+    @classmethod
+    def of(cls, store: GraphStore, filters: Filters) -> "Scope":
+        found = store.run("passages_matching", filters=filters.parameters())[0]
+        return cls(list(found["nodes"]), found["total"])
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+UNRESTRICTED: dict[str, Any] = {"only": None, "matching": None}  # the walks' $only and $matching without a filter
+
+
 class Query(BaseModel):
-    """One retrieval request: the text, how many passages, optional query entities (instead of query NER)
-    and whether hipporag2 may use the LLM recognition filter."""
+    """One retrieval request: the text, how many passages, optional query entities (instead of query NER),
+    whether hipporag2 may use the LLM recognition filter, and the metadata filter (``hippo_neo4j/metadata.py``;
+    :meth:`Retriever.search` finds the passages it leaves, ``scope``, once for the modes a query runs)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     text: str
     top_k: int = 10
     entities: list[str] | None = None
     use_filter: bool = True
     fresh: bool = False  # walk the current graph (waiting for its projection) instead of the newest projection
+    filters: Filters | None = None
+    scope: Scope | None = Field(None, exclude=True)
+
+    def restriction(self) -> dict[str, Any]:
+        """``$only`` and ``$matching`` of the walks' statements: the node ids of the passages the filter leaves
+        and how many they are; None without a filter."""
+        scope = self.scope
+        return UNRESTRICTED if scope is None else {"only": scope.nodes, "matching": len(scope)}
 
 
 @dataclass
@@ -66,13 +97,16 @@ class PassageSeeding:
     """One walk's passage seeds, computed for the projection it walks: pass it as ``prepare`` to
     :meth:`Retriever.walk`. ``weigh`` turns the passages' cosines to the query into their seeds."""
 
-    def __init__(self, vectors: PassageVectors, vector: Any, weigh: Callable[[PassageCosines], Any]) -> None:
-        self.vectors, self.vector, self.weigh = vectors, vector, weigh
+    def __init__(self, vectors: PassageVectors, vector: Any, weigh: Callable[[PassageCosines], Any],
+                 scope: Scope | None = None) -> None:
+        self.vectors, self.vector, self.weigh, self.scope = vectors, vector, weigh, scope
         self.cosines: PassageCosines | None = None
         self.weights: Any = None
 
     def __call__(self, graph: Projection) -> dict[str, Any]:
         self.cosines = self.vectors.cosines(self.vector, graph)
+        if self.scope is not None:  # a filter: only its passages are seeded, weighed among themselves
+            self.cosines = self.cosines.within(self.scope.nodes)
         self.weights = self.weigh(self.cosines)
         return {"passageSources": self.cosines.sources(self.weights)}
 
@@ -111,17 +145,27 @@ class Retriever(ABC):
             raise ConfigError("top_k must be at least 1.")
         text = scrub(query.text) if isinstance(query.text, str) else ""
         entities = [scrub(e) for e in query.entities if isinstance(e, str)] if query.entities is not None else None
-        result = self.get_search_results(query.model_copy(update={"text": text, "entities": entities}), config)
+        update: dict[str, Any] = {"text": text, "entities": entities}
+        if query.filters is not None and query.scope is None:
+            update["scope"] = Scope.of(self.store, query.filters)
+        query = query.model_copy(update=update)
+        result = self.get_search_results(query, config)
         if len(result.passages) < query.top_k:
-            self.fill(result, query.top_k)
+            self.fill(result, query)
+        if query.scope is not None:
+            result.filtered_passages = len(query.scope)
         if not result.passages and not self.store.has_passages():
             result.warning = f"namespace {self.store.namespace!r} has no passages (index into it, or check the namespace)"
+        elif not result.passages and query.scope is not None and not len(query.scope):
+            result.warning = "no passage of the namespace passes the filters"
         result.elapsed_ms = (time.perf_counter() - began) * 1000
         return result
 
-    def passage_seeding(self, vector: Any, weigh: Callable[[PassageCosines], Any]) -> PassageSeeding:
-        """The passage seeds of a walk from the query's ``vector`` (see :class:`PassageSeeding`)."""
-        return PassageSeeding(self.context.passage_vectors(), vector, weigh)
+    def passage_seeding(self, vector: Any, weigh: Callable[[PassageCosines], Any],
+                        scope: Scope | None = None) -> PassageSeeding:
+        """The passage seeds of a walk from the query's ``vector`` (see :class:`PassageSeeding`), of the
+        passages of ``scope`` only when given (a filter's)."""
+        return PassageSeeding(self.context.passage_vectors(), vector, weigh, scope)
 
     def walk(
         self, result: RetrievalResult, query: Query, statement: str, kind: str, *, needs: int = 0,
@@ -132,20 +176,23 @@ class Retriever(ABC):
 
         ``needs``: the graph version that created the newest seed phrase. A projection older than that lacks
         the seed, so the walk waits for the current one: a query about what was just written is answered
-        from it; an older projection serves only queries whose seeds it holds."""
-        records, graph = self.store.walk(statement, kind, fresh=query.fresh, needs=needs, prepare=prepare, **params)
+        from it; an older projection serves only queries whose seeds it holds. With a filter, the statement
+        returns only its passages (:meth:`Query.restriction`)."""
+        records, graph = self.store.walk(statement, kind, fresh=query.fresh, needs=needs, prepare=prepare,
+                                         **(params | query.restriction()))
         result.graph_version, result.writes_behind = graph.version, graph.behind
         return records
 
-    def fill(self, result: RetrievalResult, top_k: int) -> None:
-        """Top ``result`` up to ``top_k`` passages from the context's filler (dense retrieval), marked ``filled``,
-        when the mode itself found fewer: a walk reaches only passages connected to its seeds, BM25 only those
-        sharing a term."""
-        filler = self.context.filler
+    def fill(self, result: RetrievalResult, query: Query) -> None:
+        """Top ``result`` up to ``query.top_k`` passages from the context's filler (dense retrieval, within the
+        query's filter), marked ``filled``, when the mode itself found fewer: a walk reaches only passages
+        connected to its seeds, BM25 only those sharing a term."""
+        filler, top_k = self.context.filler, query.top_k
         if filler is None or isinstance(self, filler):
             return
         have = {p.id for p in result.passages}
-        extra = self.context.retriever(filler).get_search_results(Query(text=result.query, top_k=top_k + len(have)), HippoConfig())
+        asked = Query(text=result.query, top_k=top_k + len(have), filters=query.filters, scope=query.scope)
+        extra = self.context.retriever(filler).get_search_results(asked, HippoConfig())
         more = [p.model_copy(update={"filled": True}) for p in extra.passages if p.id not in have]
         result.passages += more[: top_k - len(result.passages)]
 
@@ -158,6 +205,7 @@ def to_passages(records: Iterable[Any]) -> list[RetrievedPassage]:
             title=r["title"],
             text=r["text"],
             score=float(r["score"]),
+            metadata=read(r.get("meta")),
             contributors=[
                 Contributor(**c)
                 for c in sorted(r.get("contributors") or [], key=lambda c: c["contribution"], reverse=True)[:5]

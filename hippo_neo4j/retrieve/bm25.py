@@ -1,4 +1,5 @@
-"""BM25 (the lexical baseline): Neo4j's full-text (Lucene) index over passage titles and texts."""
+"""BM25 (the lexical baseline): Neo4j's full-text (Lucene) index over passage titles and texts; within a filter's
+passages, every hit of the index, those passages kept (``cypher/bm25_matching.cypher``)."""
 
 from __future__ import annotations
 
@@ -22,11 +23,13 @@ class BM25Retriever(Retriever):
         words = list(re.finditer(r"\w+", text))
         cut = text if len(words) <= MAX_BM25_TERMS else text[: words[MAX_BM25_TERMS - 1].end()]
         lucene = lucene_escape(cut).strip()
-        if not lucene or not words:
+        if not lucene or not words or (query.scope is not None and not len(query.scope)):
             return RetrievalResult(query=text, mode=self.name)
         while True:
             try:
-                records = self.store.run("bm25_passages", query=lucene, topK=query.top_k)
+                records = (self.store.run("bm25_passages", query=lucene, topK=query.top_k) if query.scope is None else
+                           self.store.run("bm25_matching", query=lucene, topK=query.top_k, nodes=query.scope.nodes,
+                                          limit=query.scope.total))
                 break
             except ClientError as exc:  # more clauses than Lucene allows (e.g. CJK: a clause per character)
                 if "TooManyClauses" not in str(exc) or len(cut) < 2:

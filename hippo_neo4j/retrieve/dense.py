@@ -1,29 +1,50 @@
-"""Dense retrieval (the baseline): passages by cosine to the query embedding, through the passage vector index."""
+"""Dense retrieval (the baseline): passages by cosine to the query embedding, through the passage vector index;
+within a filter's passages, by exact cosines when few pass (the index's nearest may hold none of them)."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from ..config import HippoConfig
 from ..graph.store import VECTOR_CANDIDATES, usable
 from ..models import RetrievalResult
-from .base import Query, Retriever, to_passages
+from .base import Query, Retriever, Scope, to_passages
+
+# A filter that leaves at most this many passages is searched by exact cosines over them
+# (cypher/dense_matching.cypher); one that leaves more, through the vector index, with a beam widened by the
+# share it leaves (cypher/dense_passages_within.cypher), and exactly when that found fewer than top_k. On
+# bench/users.py's 5,000 passages (p50 ms, top 10): exact over 100, 500, 1,000 and 2,000 of them 10, 14, 38, 40;
+# the index with the widened beam 25, 13, 7, 13 (docs/serving.md, Per-user memory in one namespace).
+EXACT_WITHIN = 500
 
 
 class DenseRetriever(Retriever):
     name = "dense"
 
     def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
-        return self.rank(query.text, query.top_k)
+        return self.rank(query.text, query.top_k, scope=query.scope)
 
-    def rank(self, text: str, top_k: int, vector: np.ndarray | None = None) -> RetrievalResult:
-        """The ``top_k`` passages nearest to ``text`` (or to its ``vector``, when already encoded)."""
-        if not text.strip():
+    def rank(self, text: str, top_k: int, vector: np.ndarray | None = None, scope: Scope | None = None) -> RetrievalResult:
+        """The ``top_k`` passages nearest to ``text`` (or to its ``vector``, when already encoded), of ``scope``
+        only when given (a filter's passages)."""
+        if not text.strip() or (scope is not None and not len(scope)):
             return RetrievalResult(query=text, mode=self.name)
         if vector is None:
             vector = self.encoder.encode_queries([text])[0]
         if not usable(vector):
             return RetrievalResult(query=text, mode=self.name)
         # the index is approximate (HNSW): its beam, see VECTOR_CANDIDATES
-        records = self.store.run("dense_passages", embedding=vector.tolist(), k=max(4 * top_k, VECTOR_CANDIDATES), topK=top_k)
+        beam = max(4 * top_k, VECTOR_CANDIDATES)
+        if scope is None:
+            records = self.store.run("dense_passages", embedding=vector.tolist(), k=beam, topK=top_k)
+            return RetrievalResult(query=text, mode=self.name, passages=to_passages(records))
+        records = []
+        if len(scope) > EXACT_WITHIN:
+            k = min(scope.total, math.ceil(beam * scope.total / len(scope)))
+            records = self.store.run("dense_passages_within", embedding=vector.tolist(), k=k, topK=top_k,
+                                     nodes=scope.nodes)
+        if len(records) < top_k:
+            records = self.store.run("dense_matching", embedding=vector.tolist(), topK=top_k, nodes=scope.nodes)
         return RetrievalResult(query=text, mode=self.name, passages=to_passages(records))

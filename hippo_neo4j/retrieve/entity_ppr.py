@@ -38,7 +38,7 @@ import numpy as np
 from ..config import HippoConfig
 from ..graph.passage_vectors import PassageCosines
 from ..models import LinkedEntity, RetrievalResult, Seed
-from .base import Query, Retriever, to_passages
+from .base import UNRESTRICTED, Query, Retriever, to_passages
 from .hipporag1 import HippoRAG1Retriever
 from .linking import newest_seed
 
@@ -139,7 +139,7 @@ def entity_ppr_parameters(config: HippoConfig, top_k: int) -> dict[str, Any]:
         "topPhrases": max(config.top_phrases, 100),
         "window": WINDOW,
         "entityWalk": config.agreement_walk if config.agreement_dense > 0 else 0,
-    }
+    } | UNRESTRICTED
 
 
 class EntityPPRRetriever(Retriever):
@@ -159,7 +159,7 @@ class EntityPPRRetriever(Retriever):
         candidates = specificity(linked)
         members = ({r["text"]: list(r["nodes"]) for r in self.store.run("phrase_passages", texts=list(candidates))}
                    if config.entity_relevance and candidates else None)
-        seeding = self.passage_seeding(vector, z_score_seeds)
+        seeding = self.passage_seeding(vector, z_score_seeds, query.scope)
         walked: dict[str, Any] = {}
 
         def prepare(graph: Any) -> dict[str, Any]:
@@ -240,7 +240,8 @@ class EntityPPRRetriever(Retriever):
                   "tolerance": config.ppr_tolerance, "concurrency": config.ppr_concurrency,
                   "hopTop": config.agreement_hop, "window": WINDOW}
         while True:
-            records, _ = self.store.walk("entity_ppr_hop", "mentions", fresh=query.fresh, needs=version, **params)
+            records, _ = self.store.walk("entity_ppr_hop", "mentions", fresh=query.fresh, needs=version,
+                                         **query.restriction(), **params)
             if not records or records[0]["complete"]:
                 break
             params["window"] *= 8

@@ -8,13 +8,13 @@ from typing import Any, Sequence
 
 from ..config import HippoConfig
 from ..models import LinkedEntity, RetrievalResult
-from .base import Query, Retriever, to_passages
+from .base import UNRESTRICTED, Query, Retriever, to_passages
 from .dense import DenseRetriever
 from .linking import link_entities, newest_seed
 
 
 def ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: int) -> dict[str, Any]:
-    """The parameters of ``cypher/ppr_passages.cypher`` (all but ``$graph`` and ``$ns``)."""
+    """The parameters of ``cypher/ppr_passages.cypher`` (all but ``$graph`` and ``$ns``), with no filter."""
     return {
         "seeds": [{"text": t, "weight": w} for t, w in seeds.items()],
         "damping": config.damping,
@@ -24,7 +24,7 @@ def ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: int) -> 
         "minMass": config.ppr_min_mass,
         "topK": top_k,
         "topPhrases": config.top_phrases,
-    }
+    } | UNRESTRICTED
 
 
 class HippoRAG1Retriever(Retriever):
@@ -41,7 +41,7 @@ class HippoRAG1Retriever(Retriever):
         linked = self.link(ents)
         seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
         if not seeds:
-            fallback = self.context.retriever(DenseRetriever).rank(text, top_k)  # type: ignore[attr-defined]
+            fallback = self.context.retriever(DenseRetriever).rank(text, top_k, scope=query.scope)  # type: ignore[attr-defined]
             fallback.mode, fallback.entities, fallback.linked = self.name, ents, linked
             fallback.fell_back = True
             fallback.fallback_reason = (

@@ -12,7 +12,7 @@ import numpy as np
 from ..config import HippoConfig
 from ..models import FactHit, RetrievalResult, Seed
 from ..graph.passage_vectors import PassageCosines
-from .base import Query, Retriever, to_passages
+from .base import Query, Retriever, Scope, to_passages
 from .dense import DenseRetriever
 from .hipporag1 import HippoRAG1Retriever, ppr_parameters
 from .linking import fact_seeds, link_facts, newest_seed, recognise
@@ -101,7 +101,7 @@ class HippoRAG2Retriever(Retriever):
                 reason = "no fact in this namespace"
         result.phrase_seeds = [Seed(node=t, weight=w) for t, w in seeds.items()]
         if not seeds:
-            fallback = self.context.retriever(DenseRetriever).rank(text, top_k, vector)  # type: ignore[attr-defined]
+            fallback = self.context.retriever(DenseRetriever).rank(text, top_k, vector, query.scope)  # type: ignore[attr-defined]
             result.passages, result.fell_back, result.fallback_reason = fallback.passages, True, reason
             return result
         newest = newest_seed(seeds, result.linked, result.facts)
@@ -110,8 +110,8 @@ class HippoRAG2Retriever(Retriever):
             result.top_phrases = records[0]["topPhrases"] if records else []
             result.passages = to_passages(records)
             return result
-        given = self.passage_seed_rows(text, vector, cfg)
-        seeding = self.passage_seeding(vector, lambda cosines: passage_seeds(cfg, cosines, given))
+        given = self.passage_seed_rows(text, vector, cfg, query.scope)
+        seeding = self.passage_seeding(vector, lambda cosines: passage_seeds(cfg, cosines, given), query.scope)
         floor = [0.0]  # the statement sorts only the nodes at or above it, unless that left it short of top_k
 
         def floored(graph: Any) -> dict[str, Any]:
@@ -129,12 +129,14 @@ class HippoRAG2Retriever(Retriever):
             result.passage_seeds = seeding.largest()
         return result
 
-    def passage_seed_rows(self, text: str, vector: np.ndarray, config: HippoConfig) -> list[dict[str, Any]] | None:
-        """With ``passage_seed_top_n``: the passage seeds of the top-N dense passages (min-max over them)."""
+    def passage_seed_rows(self, text: str, vector: np.ndarray, config: HippoConfig,
+                          scope: Scope | None = None) -> list[dict[str, Any]] | None:
+        """With ``passage_seed_top_n``: the passage seeds of the top-N dense passages (of ``scope``, a filter's,
+        when given; min-max over them)."""
         n, weight = config.passage_seed_top_n, config.passage_node_weight
         if n is None or weight <= 0:
             return None
-        top = self.context.retriever(DenseRetriever).rank(text, n, vector).passages  # type: ignore[attr-defined]
+        top = self.context.retriever(DenseRetriever).rank(text, n, vector, scope).passages  # type: ignore[attr-defined]
         if not top:
             return []
         lo, hi = min(p.score for p in top), max(p.score for p in top)

@@ -24,7 +24,7 @@ reader is :class:`~hippo_neo4j.reader.Reader` (the LLM of the environment unless
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -173,10 +173,12 @@ class IterativeRetrieval:
         entities: Sequence[str] | None = None,
         filter: bool = True,
         keep_retrievals: bool = True,
+        filters: Any = None,
     ) -> IterativeResult:
         """Retrieve, reason a sentence, retrieve with it, ... (see the module). ``top_k`` passages per step
         and in the result; ``entities`` replaces query NER at step 0 only (later queries are the model's
-        sentences); ``keep_retrievals=False`` leaves out each step's full retrieval explanation."""
+        sentences); ``keep_retrievals=False`` leaves out each step's full retrieval explanation; ``filters``
+        (metadata, :meth:`HippoRAG.query`) hold at every step."""
         from ..llm.negotiation import CallFailed
 
         if not isinstance(question, str) or not question.strip():
@@ -192,7 +194,7 @@ class IterativeRetrieval:
         def retrieve(step: IterativeStep, query: str, ents: Sequence[str] | None) -> None:
             nonlocal fell_back
             t0 = time.perf_counter()
-            result = self.memory.query(query, mode=self.mode, top_k=top_k, entities=ents, filter=filter)
+            result = self.memory.query(query, mode=self.mode, top_k=top_k, entities=ents, filter=filter, filters=filters)
             step.retrieval_ms = (time.perf_counter() - t0) * 1000
             step.query = query
             step.retrieved = [p.id for p in result.passages]

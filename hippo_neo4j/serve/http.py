@@ -1,8 +1,8 @@
 """``hippo serve``: the library as an HTTP JSON API (FastAPI + uvicorn), its models and projections kept warm.
 
-    POST /index   {"namespace"?, "passages": [{"id"?, "title"?, "text", "extraction"?}, ...]}
-    POST /query   {"query", "namespace"?, "mode"?, "top_k"?, "entities"?, "filter"?, "fresh"?}  -> the result, its
-                  explanation and the Cypher statement that draws it in Neo4j Browser
+    POST /index   {"namespace"?, "passages": [{"id"?, "title"?, "text", "extraction"?, "metadata"?}, ...]}
+    POST /query   {"query", "namespace"?, "mode"?, "top_k"?, "entities"?, "filter"?, "fresh"?, "filters"?}  -> the
+                  result, its explanation and the Cypher statement that draws it in Neo4j Browser
     POST /delete  {"namespace"?, "ids": [...]}
     GET  /stats?namespace=...     GET /modes     GET /health     GET /docs (OpenAPI)
 
@@ -105,6 +105,10 @@ class QueryRequest(BaseModel):
     fresh: bool = Field(False, description="graph modes: walk the current graph, waiting for its projection after "
                                            "a write (else the newest projection, which the result's writes_behind "
                                            "says is behind)")
+    filters: dict[str, Any] | None = Field(None, description="metadata conditions every passage must pass, e.g. "
+                                           '{"user": "u1", "created_at": {">=": "2026-01-01"}, "tag": {"in": ["a", '
+                                           '"b"]}} (operators = in < <= > >=); an unknown operator or a value that '
+                                           "is not a scalar is a 400 naming the field")
 
 
 class QueryResponse(RetrievalResult):
@@ -329,7 +333,7 @@ def create_app(memories: Memories, settings: ServeSettings | None = None, *, clo
             raise ConfigError(f"top_k must be at most {settings.max_top_k}.")
         result, drawing = await memories.aquery(
             body.query, namespace=body.namespace, mode=body.mode, top_k=body.top_k, entities=body.entities,
-            filter=body.filter, fresh=body.fresh,
+            filter=body.filter, fresh=body.fresh, filters=body.filters,
         )
         return QueryResponse.model_construct(
             **dict(result), namespace=memories.namespace(body.namespace), cypher=drawing

@@ -41,12 +41,14 @@ class Recalled(BaseModel):
     score: float
     via: list[str] = Field(default_factory=list, description="phrases that carried the most mass to it")
     filled: bool = False
+    metadata: dict[str, Any] = Field(default_factory=dict, description="the passage's metadata, as remembered")
 
 
 class Recall(BaseModel):
     namespace: str
     mode: str
     passages: list[Recalled]
+    filtered_passages: int | None = Field(None, description="with filters: how many passages passed them")
     explanation: dict[str, Any] = Field(description="query entities, linked phrases, facts, seeds, top PPR phrases")
     cypher: str = Field(description="paste into Neo4j Browser to draw seeds, phrases, edges and passages")
 
@@ -64,30 +66,35 @@ def build_server(memories: Memories) -> MCPServer:
     modes = ", ".join(MODES.names())
 
     @server.tool(description="Store passages in long-term memory (idempotent per id). Each passage: text, optional "
-                 "id and title. Returns what was indexed.")
+                 "id, title and metadata (a map of strings, numbers, booleans, ISO dates and lists of strings, e.g. "
+                 "source, user, created_at, that recall can filter on). Returns what was indexed.")
     async def remember(passages: list[PassageIn], namespace: str | None = None) -> dict[str, Any]:
         try:
             report = await memories.aindex(passages, namespace)
         except HippoError as exc:
             raise _fail(exc) from None
         return {"namespace": memories.namespace(namespace),
-                **report.model_dump(include={"passages", "indexed", "unchanged", "updated", "rejected",
+                **report.model_dump(include={"passages", "indexed", "unchanged", "updated", "metadata_updated", "rejected",
                                              "skipped_empty", "new_phrases", "new_facts", "synonym_edges"})}
 
     @server.tool(description=f"Retrieve the passages that answer a query, with why each was found and a Cypher "
-                 f"statement that draws it in Neo4j Browser. mode: one of {modes} (default {default_mode()}).")
+                 f"statement that draws it in Neo4j Browser. mode: one of {modes} (default {default_mode()}). "
+                 "filters: only passages whose metadata passes every condition, e.g. {\"user\": \"u1\", "
+                 "\"created_at\": {\">=\": \"2026-01-01\"}, \"tag\": {\"in\": [\"a\", \"b\"]}} (operators = in < <= > >=).")
     async def recall(query: str, mode: str | None = None, top_k: Annotated[int, Field(ge=1, le=50)] = 5,
-               namespace: str | None = None) -> Recall:
+               namespace: str | None = None, filters: dict[str, Any] | None = None) -> Recall:
         try:
-            result, drawing = await memories.aquery(query, namespace=namespace, mode=mode, top_k=top_k)
+            result, drawing = await memories.aquery(query, namespace=namespace, mode=mode, top_k=top_k, filters=filters)
         except HippoError as exc:
             raise _fail(exc) from None
         explanation = result.model_dump(include={"entities", "linked", "facts", "phrase_seeds", "passage_seeds",
                                                  "top_phrases", "fell_back", "fallback_reason", "warning"})
         return Recall(
             namespace=memories.namespace(namespace), mode=result.mode, cypher=drawing, explanation=explanation,
+            filtered_passages=result.filtered_passages,
             passages=[Recalled(id=p.id, title=p.title, text=p.text, score=p.score, filled=p.filled,
-                               via=[c.phrase for c in p.contributors[:3]]) for p in result.passages],
+                               via=[c.phrase for c in p.contributors[:3]], metadata=p.metadata)
+                      for p in result.passages],
         )
 
     @server.tool(description="Remove passages (by id) from memory, with exactly their contribution to the graph.")

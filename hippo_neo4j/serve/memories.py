@@ -157,15 +157,19 @@ class Memories:
     def query(
         self, text: str, *, namespace: str | None = None, mode: str | None = None, top_k: int = 10,
         entities: Sequence[str] | None = None, filter: bool = True, fresh: bool = False,
+        filters: dict[str, Any] | None = None,
     ) -> tuple["RetrievalResult", str]:
         """The result and its drawing statement (:func:`~hippo_neo4j.drawing.drawing_cypher`)."""
         from ..drawing import drawing_cypher
         from ..retrieve import MODES
 
+        from ..metadata import Filters
+
         if mode is not None:
             MODES[mode]  # an unknown mode fails before the namespace is opened
+        parsed = Filters.parse(filters)  # and so does a filter that is not one
         memory = self.memory(namespace)
-        result = memory.query(text, mode=mode, top_k=top_k, entities=entities, filter=filter, fresh=fresh)
+        result = memory.query(text, mode=mode, top_k=top_k, entities=entities, filter=filter, fresh=fresh, filters=parsed)
         return result, drawing_cypher(result, memory.namespace)
 
     def stats(self, namespace: str | None = None) -> dict[str, Any]:

@@ -1,0 +1,41 @@
+// The namespace's passages whose metadata passes every condition of $filters ([{key, op, value}]: key the
+// `meta_` property, op one of = in < <= > >=; hippo_neo4j/metadata.py), as one row: their Neo4j node ids (what
+// the retrievers restrict to) and passage ids, and how many passages the namespace holds (`total`).
+// Each value of a passage's metadata is a facet node (:HippoFacet {ns, key, value})-[:DESCRIBES]->(passage), a
+// list of strings one per element (cypher/write_passages.cypher), so a condition is an index seek on
+// (ns, key, value) (the hippo_facet constraint), equality and ranges alike, not a scan of the namespace's
+// passages: a passage passes when it is reached from every condition. A value of another type than the
+// condition's (a string against a number) passes no condition. Keys and values are parameters: this text is the
+// same for every filter.
+UNWIND range(0, size($filters) - 1) AS i
+CALL (i) {
+  WITH $filters[i] AS c WHERE c.op = '='
+  MATCH (f:HippoFacet {ns: $ns, key: c.key, value: c.value})
+  RETURN f
+  UNION ALL
+  WITH $filters[i] AS c WHERE c.op = 'in'
+  UNWIND c.value AS value
+  MATCH (f:HippoFacet {ns: $ns, key: c.key, value: value})
+  RETURN f
+  UNION ALL
+  WITH $filters[i] AS c WHERE c.op = '<'
+  MATCH (f:HippoFacet {ns: $ns, key: c.key}) WHERE f.value < c.value
+  RETURN f
+  UNION ALL
+  WITH $filters[i] AS c WHERE c.op = '<='
+  MATCH (f:HippoFacet {ns: $ns, key: c.key}) WHERE f.value <= c.value
+  RETURN f
+  UNION ALL
+  WITH $filters[i] AS c WHERE c.op = '>'
+  MATCH (f:HippoFacet {ns: $ns, key: c.key}) WHERE f.value > c.value
+  RETURN f
+  UNION ALL
+  WITH $filters[i] AS c WHERE c.op = '>='
+  MATCH (f:HippoFacet {ns: $ns, key: c.key}) WHERE f.value >= c.value
+  RETURN f
+}
+MATCH (f)-[:DESCRIBES]->(p:Passage)
+WITH DISTINCT i, p
+WITH p, count(*) AS passed WHERE passed = size($filters)
+WITH collect(id(p)) AS nodes, collect(p.id) AS ids
+RETURN nodes, ids, COUNT { MATCH (:Passage {ns: $ns}) } AS total

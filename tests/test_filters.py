@@ -1,0 +1,228 @@
+"""Metadata and filters: what a passage's metadata may hold, that updating it alone re-indexes nothing, that every
+mode returns only the passages a filter leaves (and says how many), that results without a filter do not depend
+on metadata, and the filter through the CLI."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+
+import pytest
+from click.testing import CliRunner
+
+from hippo_neo4j.cli import cli
+from hippo_neo4j.errors import ConfigError
+from hippo_neo4j.graph import projection
+from hippo_neo4j.metadata import Filters
+from hippo_neo4j.retrieve import MODES
+
+from .serving import entities_of, musique_passages
+
+N = 24  # musique passages m0..m23, with their recorded extraction
+
+
+def tagged(i: int) -> dict:
+    """Passage m<i>'s metadata: 4 users, a year and a date each, tags, a flag."""
+    return {"user": f"u{i % 4}", "year": 2000 + i, "created_at": (dt.date(2026, 1, 1) + dt.timedelta(days=i)).isoformat(),
+            "tag": ["even" if i % 2 == 0 else "odd"] + (["third"] if i % 3 == 0 else []), "pinned": i % 5 == 0}
+
+
+def docs_with_metadata():
+    docs = musique_passages(N)
+    for i, doc in enumerate(docs):
+        doc.metadata = tagged(i)
+    return docs
+
+
+@pytest.fixture(scope="module")
+def namespaces(connection, driver):
+    """The same passages three times: with metadata, without, and only user u1's (with metadata)."""
+    from hippo_neo4j import HippoRAG
+
+    from .conftest import NoExtractor
+
+    key = uuid.uuid4().hex[:6]
+    made = {name: HippoRAG(connection, namespace=f"t-filters-{name}-{key}", driver=driver, extractor=NoExtractor())
+            for name in ("tagged", "plain", "u1")}
+    docs = docs_with_metadata()
+    made["tagged"].index(docs)
+    made["plain"].index(musique_passages(N))
+    made["u1"].index([d for d in docs if d.metadata["user"] == "u1"])
+    yield made, docs
+    for memory in made.values():
+        memory.drop_namespace()
+
+
+def passing(docs, test) -> set[str]:
+    return {d.id for d in docs if test(d.metadata)}
+
+
+FILTERS = [  # a filter, and which metadata passes it
+    ({"user": "u1"}, lambda m: m["user"] == "u1"),
+    ({"user": {"in": ["u0", "u3"]}}, lambda m: m["user"] in ("u0", "u3")),
+    ({"tag": "third"}, lambda m: "third" in m["tag"]),
+    ({"tag": {"in": ["third", "nothing"]}, "pinned": True}, lambda m: "third" in m["tag"] and m["pinned"]),
+    ({"year": {">": 2005, "<=": 2011}}, lambda m: 2005 < m["year"] <= 2011),
+    ({"created_at": {">=": "2026-01-10"}, "user": "u2"}, lambda m: m["created_at"] >= "2026-01-10" and m["user"] == "u2"),
+    ({"created_at": {"<": dt.date(2026, 1, 5)}}, lambda m: m["created_at"] < "2026-01-05"),
+    ({"year": "2003"}, lambda m: False),  # a string never equals a number
+    ({"missing": 1}, lambda m: False),
+]
+
+
+@pytest.mark.parametrize("mode", ["dense", "bm25", "hipporag1", "hipporag2", "entity-ppr", "hybrid"])
+def test_every_mode_returns_only_the_passages_a_filter_leaves_and_says_how_many(namespaces, mode):
+    made, docs = namespaces
+    memory = made["tagged"]
+    doc = docs[5]
+    for filters, test in FILTERS:
+        allowed = passing(docs, test)
+        result = memory.query(doc.text[:200], mode=mode, top_k=5, entities=entities_of(doc), filters=filters,
+                              fresh=True, filter=False)
+        assert result.filtered_passages == len(allowed), filters
+        found = {p.id for p in result.passages}
+        assert found <= allowed, (filters, found - allowed)
+        assert len(found) == min(5, len(allowed)), (filters, found)  # topped up from dense within the filter
+        for p in result.passages:
+            assert p.metadata == next(d.metadata for d in docs if d.id == p.id)
+        if not allowed:
+            assert result.warning == "no passage of the namespace passes the filters"
+
+
+def ranked(result) -> list[tuple[float, str]]:
+    return sorted((-round(p.score, 6), p.id) for p in result.passages)
+
+
+def test_without_a_filter_every_mode_ranks_as_a_namespace_without_metadata(namespaces):
+    made, docs = namespaces
+    for name in ("tagged", "plain"):  # a client's first graph query scores the passages' cosines on the server
+        made[name].query(docs[0].text, mode="entity-ppr", entities=entities_of(docs[0]), fresh=True)
+    for mode in MODES.names():
+        for doc in docs[:6]:
+            args = dict(mode=mode, top_k=8, entities=entities_of(doc), fresh=True, filter=False)
+            tagged, plain = made["tagged"].query(doc.text[:200], **args), made["plain"].query(doc.text[:200], **args)
+            # passages of equal score come in either order (the statements sort by score alone)
+            assert ranked(tagged) == ranked(plain), (mode, doc.id)
+            # GDS sums PPR mass in parallel: two walks agree to about 1e-7, not to the last bit
+            assert [p.score for p in tagged.passages] == pytest.approx([p.score for p in plain.passages], rel=1e-6)
+            assert tagged.filtered_passages is None and all(p.metadata for p in tagged.passages)
+
+
+def test_dense_within_a_users_filter_equals_a_namespace_of_that_user_alone(namespaces):
+    made, docs = namespaces
+    for doc in docs[:8]:
+        shared = made["tagged"].query(doc.text[:200], mode="dense", top_k=10, filters={"user": "u1"})
+        alone = made["u1"].query(doc.text[:200], mode="dense", top_k=10)
+        assert [p.id for p in shared.passages] == [p.id for p in alone.passages]
+        assert [p.score for p in shared.passages] == pytest.approx([p.score for p in alone.passages], abs=1e-6)
+
+
+def test_a_large_filter_searches_the_vector_index_and_a_small_one_exactly(namespaces, monkeypatch):
+    from hippo_neo4j.retrieve import dense
+
+    made, docs = namespaces
+    memory = made["tagged"]
+    asked = []
+    run = memory.store.run
+    monkeypatch.setattr(memory.store, "run", lambda name, **p: (asked.append(name), run(name, **p))[1])
+    exact = memory.query(docs[3].text, mode="dense", top_k=3, filters={"tag": {"in": ["even", "odd"]}})
+    monkeypatch.setattr(dense, "EXACT_WITHIN", 4)
+    through_index = memory.query(docs[3].text, mode="dense", top_k=3, filters={"tag": {"in": ["even", "odd"]}})
+    assert "dense_matching" in asked and "dense_passages_within" in asked
+    assert [p.id for p in exact.passages] == [p.id for p in through_index.passages]
+    assert exact.passages[0].id == docs[3].id
+
+
+def test_metadata_alone_is_written_without_extracting_or_embedding_again(memory_factory, driver, connection):
+    memory = memory_factory()
+    docs = musique_passages(3)
+    docs[0].metadata = {"user": "u1", "tag": ["a"], "old": 1}
+    memory.index(docs)
+    version = projection.namespace_version(driver, connection.database, memory.namespace)
+    embedded = []
+    encode = memory.encoder.encode
+    memory.indexer.encoder = type("Counting", (), {"encode": lambda self, t: (embedded.append(t), encode(t))[1],
+                                                   "dimension": memory.encoder.dimension})()
+    # the same content, new metadata, and no extraction: the NoExtractor fails the test if it is asked
+    again = [{"id": d.id, "title": d.title, "text": d.text} for d in docs]
+    again[0]["metadata"] = {"user": "u2", "tag": ["a", "b"], "when": dt.datetime(2026, 3, 1, 12, tzinfo=dt.timezone.utc)}
+    again[1]["metadata"] = {"user": "u3"}
+    report = memory.index(again)
+    assert (report.indexed, report.updated, report.metadata_updated, report.unchanged) == (0, 0, 2, 1)
+    assert not embedded
+    assert projection.namespace_version(driver, connection.database, memory.namespace) == version  # no walk goes stale
+    top = memory.query(docs[0].text, mode="dense", top_k=1).passages[0]
+    assert top.metadata == {"user": "u2", "tag": ["a", "b"], "when": "2026-03-01T12:00:00+00:00"}  # "old" is gone
+    assert memory.index(again).unchanged == 3
+    assert {p.id for p in memory.query(docs[1].text, mode="bm25", top_k=3, filters={"user": "u3"}).passages} == {docs[1].id}
+    # new content with metadata: indexed again, with its metadata
+    changed = dict(again[2], text=again[2]["text"] + " Indeed.", metadata={"user": "u4"}, extraction=docs[2].extraction)
+    memory.indexer.encoder = memory.encoder
+    assert memory.index([changed]).updated == 1
+    assert memory.query(changed["text"], mode="dense", top_k=1, filters={"user": "u4"}).passages[0].id == changed["id"]
+    assert memory.delete([changed["id"]]).deleted == 1
+    assert memory.query(changed["text"], mode="dense", top_k=1, filters={"user": "u4"}).filtered_passages == 0
+    facets = "MATCH (f:HippoFacet {ns: $ns}) RETURN f.key AS key, f.value AS value ORDER BY key, value"
+    left = [tuple(r) for r in driver.execute_query(facets, ns=memory.namespace).records]
+    assert left == [("meta_tag", "a"), ("meta_tag", "b"), ("meta_user", "u2"), ("meta_user", "u3"),
+                    ("meta_when", "2026-03-01T12:00:00+00:00")]  # u1, old, u4: described no passage any more
+    memory.delete([d.id for d in docs])
+    assert not driver.execute_query(facets, ns=memory.namespace).records
+
+
+@pytest.mark.parametrize("metadata, field", [
+    ({"user": {"id": 1}}, "'user'"), ({"tags": [1, 2]}, "'tags'"), ({"bad key": 1}, "'bad key'"),
+    ({"user": None}, "'user'"), ({"score": float("inf")}, "'score'"),
+])
+def test_metadata_that_is_not_scalar_is_a_usage_error_naming_the_field(memory_factory, metadata, field):
+    memory = memory_factory()
+    with pytest.raises(ConfigError, match=field):
+        memory.index([{"id": "x", "text": "A passage.", "metadata": metadata}])
+    assert memory.stats()["passages"] == 0
+
+
+@pytest.mark.parametrize("filters, message", [
+    ({"user": {"like": "u%"}}, "filter 'user': unknown operator 'like'"),
+    ({"user": ["u1", "u2"]}, "filter 'user' =: .* \\{'in': \\[...\\]\\}"),
+    ({"user": {"in": "u1"}}, "filter 'user' in: give a non-empty list"),
+    ({"year": {">": {"n": 1}}}, "filter 'year' >:"),
+    ({"a.b": 1}, "filter key 'a.b' is not an identifier"),
+    ({"user": {}}, "filter 'user': no condition"),
+])
+def test_a_filter_with_an_unknown_operator_or_a_value_that_is_not_scalar_names_the_field(filters, message):
+    with pytest.raises(ConfigError, match=message):
+        Filters.parse(filters)
+
+
+def test_filters_are_parameters_of_one_statement():
+    """No key or value reaches the statement's text: it reads them from $filters."""
+    from hippo_neo4j.db import cypher
+
+    parsed = Filters.parse({"user": "u1' OR 1=1 //", "year": {">=": 2020}, "tag": {"in": ["a", "b"]}})
+    assert parsed.parameters() == [{"key": "meta_user", "op": "=", "value": "u1' OR 1=1 //"},
+                                   {"key": "meta_year", "op": ">=", "value": 2020},
+                                   {"key": "meta_tag", "op": "in", "value": ["a", "b"]}]
+    assert "u1" not in cypher("passages_matching") and "$filters" in cypher("passages_matching")
+
+
+def test_cli_filter_options_and_their_usage_errors(namespaces, connection):
+    made, docs = namespaces
+    env = {"HIPPO_NEO4J_URI": connection.uri, "HIPPO_NEO4J_PASSWORD": connection.password.get_secret_value(),
+           "HIPPO_NAMESPACE": made["tagged"].namespace}
+    runner = CliRunner()
+    args = ["query", docs[2].text[:200], "--mode", "dense", "--json", "--top-k", "10"]
+    out = runner.invoke(cli, [*args, "--filter", "user in u2,u3", "--filter", "year>=2006", "--filter", "tag=even"],
+                        env=env, catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    allowed = passing(docs, lambda m: m["user"] in ("u2", "u3") and m["year"] >= 2006 and "even" in m["tag"])
+    assert data["filtered_passages"] == len(allowed) and {p["id"] for p in data["passages"]} == allowed
+    text = runner.invoke(cli, [*args[:-3], "--filter", "created_at<2026-01-03"], env=env, catch_exceptions=False).output
+    assert "filters: 2 passages pass" in text and "metadata: created_at=2026-01-02, pinned=False, tag=['odd'], user=u1" in text
+    for bad, says in (("user~u1", "write key=value"), ("user=", None), ("k" * 65 + "=1", "is not an identifier")):
+        out = runner.invoke(cli, [*args, "--filter", bad], env=env)
+        if says is None:  # an empty value is the empty string: a valid filter that nothing passes
+            assert out.exit_code == 0 and json.loads(out.stdout)["filtered_passages"] == 0
+        else:
+            assert out.exit_code == 2 and says in out.output and "Traceback" not in out.output, out.output
