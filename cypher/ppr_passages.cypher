@@ -3,7 +3,8 @@
 // Phrases with mass <= $minMass (HippoConfig.ppr_min_mass) are left out of the sum.
 // $graphVersion is the projection's graph version: nodes created after it (`since`) are not in it, so they
 // neither seed the walk nor take a projected node's place (GDS node ids of deleted nodes can be reused).
-// $only: with a metadata filter, the Neo4j node ids of the passages it leaves, the only ones scored (null: all).
+// $only: with a metadata filter, the Neo4j node ids of the passages it leaves, the only ones scored (null: all),
+// and the top phrases those the passages mention.
 // Parameters: $graph, $graphVersion, $ns, $seeds [{text, weight}], $damping, $maxIterations, $tolerance,
 // $concurrency, $minMass, $topK, $topPhrases, $only.
 UNWIND $seeds AS seed
@@ -22,6 +23,9 @@ WHERE ph:Phrase AND ph.ns = $ns AND coalesce(ph.since, 0) <= $graphVersion
 WITH collect([ph, score]) AS mass
 CALL (mass) {
   UNWIND mass AS x
+  WITH x, x[0] AS ph
+  // with a filter, the explanation names only phrases its passages mention
+  WHERE $only IS NULL OR EXISTS { (ph)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
   WITH x ORDER BY x[1] DESC LIMIT $topPhrases
   RETURN collect({phrase: x[0].text, mass: x[1]}) AS topPhrases
 }

@@ -119,7 +119,7 @@ def test_dense_within_a_users_filter_equals_a_namespace_of_that_user_alone(names
 
 
 def test_a_large_filter_searches_the_vector_index_and_a_small_one_exactly(namespaces, monkeypatch):
-    from hippo_neo4j.retrieve import dense
+    from hippo_neo4j.retrieve import base
 
     made, docs = namespaces
     memory = made["tagged"]
@@ -127,12 +127,62 @@ def test_a_large_filter_searches_the_vector_index_and_a_small_one_exactly(namesp
     run = memory.store.run
     monkeypatch.setattr(memory.store, "run", lambda name, **p: (asked.append(name), run(name, **p))[1])
     exact = memory.query(docs[3].text, mode="dense", top_k=3, filters={"tag": {"in": ["even", "odd"]}})
-    monkeypatch.setattr(dense, "EXACT_WITHIN", 4)
+    monkeypatch.setattr(base, "EXACT_WITHIN", 4)
     through_index = memory.query(docs[3].text, mode="dense", top_k=3, filters={"tag": {"in": ["even", "odd"]}})
     assert "dense_matching" in asked and "dense_passages_within" in asked
     assert [p.id for p in exact.passages] == [p.id for p in through_index.passages]
     assert exact.passages[0].id == docs[3].id
 
+
+@pytest.mark.parametrize("exact_within", [500, 4])
+def test_hipporag2_links_a_filter_to_the_facts_of_its_passages_alone(namespaces, monkeypatch, exact_within):
+    """The facts a filtered hipporag2 query seeds from are those its passages asserted, the same as in a namespace
+    of those passages alone; exactly over them when few pass, else through the index with a wider beam."""
+    from hippo_neo4j.retrieve import base
+
+    monkeypatch.setattr(base, "EXACT_WITHIN", exact_within)
+    made, docs = namespaces
+    others = [d for d in docs if d.metadata["user"] != "u1"]
+    unfiltered_from_others = 0
+    for doc in others[:6]:  # questions about other users' passages: their own facts are the nearest
+        shared = made["tagged"].query(doc.text[:200], mode="hipporag2", top_k=5, filters={"user": "u1"}, filter=False)
+        alone = made["u1"].query(doc.text[:200], mode="hipporag2", top_k=5, filter=False)
+        everyone = made["tagged"].query(doc.text[:200], mode="hipporag2", top_k=5, filter=False)
+        assert shared.facts and [f.triple for f in shared.facts] == [f.triple for f in alone.facts]
+        assert [f.score for f in shared.facts] == pytest.approx([f.score for f in alone.facts], abs=1e-6)
+        unfiltered_from_others += [f.triple for f in everyone.facts] != [f.triple for f in alone.facts]
+    assert unfiltered_from_others  # without the filter, other users' facts are among the nearest
+
+
+@pytest.mark.parametrize("exact_within", [500, 4])
+def test_a_filtered_query_links_to_and_names_only_the_phrases_of_its_passages(namespaces, driver, connection,
+                                                                              monkeypatch, exact_within):
+    """Query entities link to the nearest phrase that the filter's passages mention, and the explanation's top
+    phrases are theirs: another user's names neither seed the walk nor show in the result."""
+    from hippo_neo4j.retrieve import base
+
+    monkeypatch.setattr(base, "EXACT_WITHIN", exact_within)
+    made, docs = namespaces
+    memory = made["tagged"]
+    mine = [d.id for d in docs if d.metadata["user"] == "u1"]
+    records, _, _ = driver.execute_query(
+        "MATCH (ph:Phrase {ns: $ns})-[:MENTIONED_IN]->(p:Passage {ns: $ns}) WHERE p.id IN $ids "
+        "RETURN collect(DISTINCT ph.text) AS texts", ns=memory.namespace, ids=mine, database_=connection.database)
+    phrases = set(records[0]["texts"])
+    elsewhere = 0
+    for doc in [d for d in docs if d.metadata["user"] != "u1"][:5]:  # their entities name other users' phrases
+        for mode in ("hipporag1", "entity-ppr"):
+            shared = memory.query(doc.text[:200], mode=mode, top_k=5, entities=entities_of(doc), filters={"user": "u1"},
+                                  fresh=True)
+            assert shared.linked and {link.phrase for link in shared.linked} <= phrases, mode
+            assert shared.top_phrases and {t["phrase"] for t in shared.top_phrases} <= phrases, mode
+            # the same query without a filter links some entity to a phrase no passage of u1 mentions
+            everyone = memory.query(doc.text[:200], mode=mode, top_k=5, entities=entities_of(doc), fresh=True)
+            elsewhere += not {link.phrase for link in everyone.linked} <= phrases
+            for link in shared.linked:  # the nearest of u1's phrases: none of them is nearer
+                nearer = [l for l in everyone.linked if l.entity == link.entity and l.phrase in phrases]
+                assert all(l.similarity <= link.similarity + 1e-6 for l in nearer)
+    assert elsewhere
 
 def test_metadata_alone_is_written_without_extracting_or_embedding_again(memory_factory, driver, connection):
     memory = memory_factory()

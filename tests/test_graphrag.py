@@ -156,6 +156,41 @@ def test_llama_index_retriever_top_k_async_and_its_own_client(connection, driver
         llama_index_retriever(memory=memory, namespace="other")
 
 
+def test_llama_index_retriever_takes_llama_index_metadata_filters(memory_factory):
+    from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
+
+    memory = memory_factory()
+    docs = musique_passages(12)
+    for i, doc in enumerate(docs):
+        doc.metadata = {"user": f"u{i % 3}", "year": 2000 + i,
+                        "tag": ["even" if i % 2 == 0 else "odd"] + (["third"] if i % 3 == 0 else [])}
+    memory.index(docs)
+    query = docs[9].text[:200]
+
+    def ids(filters, top_k=5):
+        return [n.node.node_id for n in llama_index_retriever(memory=memory, mode="dense", top_k=top_k,
+                                                              filters=filters).retrieve(query)]
+
+    # contains (a list holds the value) and in, as the same filter in hippo-neo4j's own form
+    theirs = MetadataFilters(filters=[MetadataFilter(key="tag", value="odd", operator="contains"),
+                                      MetadataFilter(key="user", value=["u0", "u1"], operator="in")])
+    found = ids(theirs)
+    assert found == ids({"tag": "odd", "user": {"in": ["u0", "u1"]}})
+    assert sorted(found) == sorted(docs[i].id for i in (1, 3, 7, 9)) and found[0] == docs[9].id
+    # ranges, all (every value in the list) and a nested group, joined by and: only passage 6 passes
+    theirs = MetadataFilters(filters=[
+        MetadataFilter(key="user", value="u0"), MetadataFilter(key="year", value=2003, operator=">="),
+        MetadataFilters(filters=[MetadataFilter(key="tag", value=["even", "third"], operator="all")])])
+    assert ids(theirs) == [docs[6].id]
+    # what hippo-neo4j cannot honour is refused when the retriever is made, naming it
+    with pytest.raises(ConfigError, match="'!='"):
+        llama_index_retriever(memory=memory, filters=MetadataFilters(
+            filters=[MetadataFilter(key="user", value="u0", operator="!=")]))
+    with pytest.raises(ConfigError, match="'or'"):
+        llama_index_retriever(memory=memory, filters=MetadataFilters(
+            filters=[MetadataFilter(key="user", value="u0"), MetadataFilter(key="user", value="u1")], condition="or"))
+
+
 def test_llama_index_retriever_on_an_empty_namespace_returns_nothing_like_langchain(memory_factory):
     import asyncio
 

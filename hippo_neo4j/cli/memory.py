@@ -210,7 +210,8 @@ def drop_namespace_cmd(ctx: click.Context, namespace: str, yes: bool, as_json: b
 @json_option
 @click.pass_context
 def demo_cmd(ctx: click.Context, demo_ns: str, as_json: bool) -> None:
-    """Index a small multi-hop demo corpus and answer its questions with hipporag1, hipporag2 and dense retrieval."""
+    """Index a small multi-hop demo corpus and answer its questions with entity-ppr (the default), hipporag1,
+    hipporag2 and dense retrieval."""
     from importlib import resources
 
     from ..memory import HippoRAG

@@ -27,14 +27,49 @@ try:
     from llama_index.core.callbacks import CallbackManager
     from llama_index.core.retrievers import BaseRetriever
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+    from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilters
 except ImportError as exc:  # the extra is not installed
     raise ImportError(f"HippoLlamaIndexRetriever needs llama-index-core ({exc}): pip install 'hippo-neo4j[llama-index]'") from exc
 
 from ..config import ConnectionSettings
 from ..errors import ConfigError
 from ..memory import HippoRAG
-from ..metadata import Filters
+from ..metadata import Condition, Filters, check_key, condition
 from .passages import passage_entries
+
+# LlamaIndex's filter operators that hippo-neo4j's filters express (hippo_neo4j/metadata.py): on a list of
+# strings, "=" holds when the list holds the value and "in" when it shares one of the values, which is what
+# LlamaIndex's `contains` and `any` mean; `all` is one `=` per value.
+OPERATORS = {FilterOperator.EQ: "=", FilterOperator.GT: ">", FilterOperator.LT: "<", FilterOperator.GTE: ">=",
+             FilterOperator.LTE: "<=", FilterOperator.IN: "in", FilterOperator.CONTAINS: "=",
+             FilterOperator.ANY: "in", FilterOperator.ALL: "="}
+
+
+def from_metadata_filters(filters: MetadataFilters) -> Filters | None:
+    """LlamaIndex's ``MetadataFilters`` as a hippo-neo4j filter: conditions joined by ``and`` (nested ones too),
+    with the operators of :data:`OPERATORS`. Another operator, or ``or`` / ``not``, is a ConfigError naming it
+    (a filter that cannot be honoured is refused, not dropped). One condition under ``or`` is that condition."""
+    conditions: list[Condition] = []
+
+    def add(group: MetadataFilters) -> None:
+        if group.condition == FilterCondition.NOT or (group.condition == FilterCondition.OR and len(group.filters) > 1):
+            raise ConfigError(f"MetadataFilters condition {group.condition.value!r} is not supported: hippo-neo4j "
+                              "filters join their conditions with 'and'.")
+        for item in group.filters:
+            if isinstance(item, MetadataFilters):
+                add(item)
+                continue
+            op = OPERATORS.get(item.operator)
+            if op is None:
+                raise ConfigError(f"filter {item.key!r}: LlamaIndex operator {item.operator.value!r} is not supported; "
+                                  f"use one of {', '.join(o.value for o in OPERATORS)}.")
+            values = item.value if item.operator == FilterOperator.ALL else [item.value]
+            if not isinstance(values, list) or not values:
+                raise ConfigError(f"filter {item.key!r} all: give a non-empty list of values, not {item.value!r}.")
+            conditions.extend(condition(check_key(item.key, "filter"), op, value) for value in values)
+
+    add(filters)
+    return Filters(conditions=conditions) if conditions else None
 
 
 class HippoLlamaIndexRetriever(BaseRetriever):
@@ -45,7 +80,9 @@ class HippoLlamaIndexRetriever(BaseRetriever):
             caller's to close.
         mode: the retrieval mode (:data:`hippo_neo4j.retrieve.MODES`); None: the library's default (entity-ppr).
         top_k: passages per query.
-        filters: metadata conditions every passage must pass (:meth:`HippoRAG.query`), for every query.
+        filters: metadata conditions every passage must pass, for every query: hippo-neo4j's map
+            (:meth:`HippoRAG.query`) or LlamaIndex's ``MetadataFilters`` (``and`` of ``==``, ``>``, ``<``,
+            ``>=``, ``<=``, ``in``, ``contains``, ``any``, ``all``; :func:`from_metadata_filters`).
         namespace, connection, extractor: with no ``memory``, the retriever opens its own HippoRAG on
             ``connection`` (default: the environment, as the CLI connects) and ``namespace``, with ``extractor``
             as its query NER; :meth:`close` closes it.
@@ -61,7 +98,7 @@ class HippoLlamaIndexRetriever(BaseRetriever):
         *,
         mode: str | None = None,
         top_k: int = 5,
-        filters: dict[str, Any] | None = None,
+        filters: dict[str, Any] | MetadataFilters | None = None,
         namespace: str | None = None,
         connection: ConnectionSettings | None = None,
         extractor: Any = None,
@@ -77,7 +114,9 @@ class HippoLlamaIndexRetriever(BaseRetriever):
                               "to open one, not both.")
         self.mode = mode
         self.top_k = top_k
-        self.filters = Filters.parse(filters)  # a bad filter fails here, not at the first question
+        # a bad filter fails here, not at the first question
+        self.filters = (from_metadata_filters(filters) if isinstance(filters, MetadataFilters)
+                        else Filters.parse(filters))
         self._owns_memory = memory is None
         self.memory = memory or HippoRAG(connection, namespace=namespace, extractor=extractor)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
@@ -102,4 +141,4 @@ class HippoLlamaIndexRetriever(BaseRetriever):
             self.memory.close()
 
 
-__all__ = ["HippoLlamaIndexRetriever"]
+__all__ = ["HippoLlamaIndexRetriever", "from_metadata_filters"]

@@ -5,6 +5,7 @@ empty-namespace warning and timing. Modes are named presets of one config (:clas
 
 from __future__ import annotations
 
+import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -22,20 +23,39 @@ from ..models import Contributor, RetrievalResult, RetrievedPassage, Seed
 from ..text import scrub
 
 
+# A filter that leaves at most this many passages is searched exactly over them (dense: their cosines,
+# cypher/dense_matching.cypher; hipporag2's facts: those they asserted, cypher/fact_neighbours.cypher); one that
+# leaves more, through the vector index, with a beam widened by the share it leaves, and exactly when that found
+# fewer than top_k. On bench/users.py's 5,000 passages (p50 ms, dense's top 10): exact over 100, 500, 1,000 and
+# 2,000 of them 10, 14, 38, 40; the index with the widened beam 25, 13, 7, 13 (docs/serving.md, Per-user memory
+# in one namespace).
+EXACT_WITHIN = 500
+
+
 class Scope:
     """The passages a filter leaves (``cypher/passages_matching.cypher``): their Neo4j node ids (``nodes``,
-    the ``$only`` of the statements), and how many passages the namespace holds (``total``)."""
+    the ``$only`` of the statements) and passage ids (``ids``), and how many passages the namespace holds
+    (``total``)."""
 
-    def __init__(self, nodes: list[int], total: int) -> None:
-        self.nodes, self.total = nodes, total
+    def __init__(self, nodes: list[int], total: int, ids: list[str] | None = None) -> None:
+        self.nodes, self.total, self.ids = nodes, total, ids or []
 
     @classmethod
     def of(cls, store: GraphStore, filters: Filters) -> "Scope":
         found = store.run("passages_matching", filters=filters.parameters())[0]
-        return cls(list(found["nodes"]), found["total"])
+        return cls(list(found["nodes"]), found["total"], list(found["ids"]))
 
     def __len__(self) -> int:
         return len(self.nodes)
+
+    def exact(self) -> bool:
+        """Whether few enough passages pass to search them exactly (:data:`EXACT_WITHIN`)."""
+        return len(self) <= EXACT_WITHIN
+
+    def beam(self, beam: int) -> int:
+        """A vector search's beam ``beam`` widened by the share of the namespace that passes, so that as many
+        of its hits pass in expectation."""
+        return min(self.total, math.ceil(beam * self.total / max(len(self), 1)))
 
 
 UNRESTRICTED: dict[str, Any] = {"only": None, "matching": None}  # the walks' $only and $matching without a filter

@@ -3,21 +3,12 @@ within a filter's passages, by exact cosines when few pass (the index's nearest 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..config import HippoConfig
 from ..graph.store import VECTOR_CANDIDATES, usable
 from ..models import RetrievalResult
 from .base import Query, Retriever, Scope, to_passages
-
-# A filter that leaves at most this many passages is searched by exact cosines over them
-# (cypher/dense_matching.cypher); one that leaves more, through the vector index, with a beam widened by the
-# share it leaves (cypher/dense_passages_within.cypher), and exactly when that found fewer than top_k. On
-# bench/users.py's 5,000 passages (p50 ms, top 10): exact over 100, 500, 1,000 and 2,000 of them 10, 14, 38, 40;
-# the index with the widened beam 25, 13, 7, 13 (docs/serving.md, Per-user memory in one namespace).
-EXACT_WITHIN = 500
 
 
 class DenseRetriever(Retriever):
@@ -41,10 +32,9 @@ class DenseRetriever(Retriever):
             records = self.store.run("dense_passages", embedding=vector.tolist(), k=beam, topK=top_k)
             return RetrievalResult(query=text, mode=self.name, passages=to_passages(records))
         records = []
-        if len(scope) > EXACT_WITHIN:
-            k = min(scope.total, math.ceil(beam * scope.total / len(scope)))
-            records = self.store.run("dense_passages_within", embedding=vector.tolist(), k=k, topK=top_k,
-                                     nodes=scope.nodes)
+        if not scope.exact():  # (a filter's search: Scope.exact)
+            records = self.store.run("dense_passages_within", embedding=vector.tolist(), k=scope.beam(beam),
+                                     topK=top_k, nodes=scope.nodes)
         if len(records) < top_k:
             records = self.store.run("dense_matching", embedding=vector.tolist(), topK=top_k, nodes=scope.nodes)
         return RetrievalResult(query=text, mode=self.name, passages=to_passages(records))

@@ -155,7 +155,7 @@ class EntityPPRRetriever(Retriever):
             result.fell_back, result.fallback_reason = True, "the query has no text to embed"
             return result
         result.entities = list(query.entities) if query.entities is not None else list(self.context.query_entities(text))
-        linked = self.context.retriever(HippoRAG1Retriever).link(result.entities)  # type: ignore[attr-defined]
+        linked = self.context.retriever(HippoRAG1Retriever).link(result.entities, query.scope)  # type: ignore[attr-defined]
         candidates = specificity(linked)
         members = ({r["text"]: list(r["nodes"]) for r in self.store.run("phrase_passages", texts=list(candidates))}
                    if config.entity_relevance and candidates else None)

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from ..config import HippoConfig
 from ..models import LinkedEntity, RetrievalResult
-from .base import UNRESTRICTED, Query, Retriever, to_passages
+from .base import UNRESTRICTED, Query, Retriever, Scope, to_passages
 from .dense import DenseRetriever
 from .linking import link_entities, newest_seed
 
@@ -32,13 +32,14 @@ class HippoRAG1Retriever(Retriever):
     graph = True
     links_entities = True
 
-    def link(self, entities: Sequence[str]) -> list[LinkedEntity]:
-        return link_entities(self.store, self.encoder, entities)
+    def link(self, entities: Sequence[str], scope: Scope | None = None) -> list[LinkedEntity]:
+        """Each query entity's nearest phrase (of those a filter's passages mention, with ``scope``)."""
+        return link_entities(self.store, self.encoder, entities, scope)
 
     def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
         text, top_k = query.text, query.top_k
         ents = list(query.entities) if query.entities is not None else list(self.context.query_entities(text))
-        linked = self.link(ents)
+        linked = self.link(ents, query.scope)
         seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
         if not seeds:
             fallback = self.context.retriever(DenseRetriever).rank(text, top_k, scope=query.scope)  # type: ignore[attr-defined]

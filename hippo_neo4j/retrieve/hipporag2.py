@@ -63,8 +63,10 @@ class HippoRAG2Retriever(Retriever):
     def needs_entities(cls, config: HippoConfig) -> bool:
         return config.linking == "entity"
 
-    def facts(self, vector: np.ndarray, config: HippoConfig) -> tuple[list[FactHit], bool]:
-        return link_facts(self.store, vector, config.fact_top_k)
+    def facts(self, vector: np.ndarray, config: HippoConfig, scope: Scope | None = None) -> tuple[list[FactHit], bool]:
+        """The query's nearest facts (of those a filter's passages asserted, with ``scope``), and whether the
+        namespace has Fact nodes for all its passages."""
+        return link_facts(self.store, vector, config.fact_top_k, scope)
 
     def fact_seeds(self, facts: list[FactHit], config: HippoConfig) -> dict[str, float]:
         return fact_seeds(facts, config.link_top_phrases)
@@ -75,7 +77,7 @@ class HippoRAG2Retriever(Retriever):
         result = RetrievalResult(query=text, mode=self.name)
         if cfg.linking == "entity":
             result.entities = list(query.entities) if query.entities is not None else list(self.context.query_entities(text))
-            result.linked = self.context.retriever(HippoRAG1Retriever).link(result.entities)  # type: ignore[attr-defined]
+            result.linked = self.context.retriever(HippoRAG1Retriever).link(result.entities, query.scope)  # type: ignore[attr-defined]
             seeds: dict[str, float] = {}
             for link in result.linked:  # the link's similarity stands in for the fact score
                 if link.passages > 0:
@@ -83,7 +85,7 @@ class HippoRAG2Retriever(Retriever):
             seeds = dict(sorted(seeds.items(), key=lambda x: (-x[1], x[0]))[: cfg.link_top_phrases])
             reason = "no query entity links to a phrase in this namespace"
         else:
-            result.facts, complete = self.facts(vector, cfg) if vector is not None else ([], True)
+            result.facts, complete = self.facts(vector, cfg, query.scope) if vector is not None else ([], True)
             result.filter = recognise(self.context.fact_filter() if query.use_filter else None, text, result.facts)
             seeds = self.fact_seeds(result.facts, cfg)
             if not complete:

@@ -13,6 +13,7 @@ import numpy as np
 from ..graph.store import VECTOR_CANDIDATES, GraphStore, usable
 from ..models import FactHit, LinkedEntity
 from ..text import normalize_phrase
+from .base import Scope
 
 log = logging.getLogger(__name__)
 
@@ -22,14 +23,16 @@ log = logging.getLogger(__name__)
 LINK_CANDIDATES = 100
 
 
-def link_entities(store: GraphStore, encoder: Any, entities: Sequence[str]) -> list[LinkedEntity]:
-    """Each entity's most similar phrase (top-1 cosine), weighted 1/|P_i| and normalised to sum 1."""
+def link_entities(store: GraphStore, encoder: Any, entities: Sequence[str],
+                  scope: Scope | None = None) -> list[LinkedEntity]:
+    """Each entity's most similar phrase (top-1 cosine), weighted 1/|P_i| and normalised to sum 1; with ``scope``
+    (a filter's passages) the most similar of the phrases they mention."""
     names = list(dict.fromkeys(e for e in entities if isinstance(e, str) and normalize_phrase(e)))
-    if not names:
+    if not names or (scope is not None and not len(scope)):
         return []
     vectors = encoder.encode([normalize_phrase(e) for e in names])
     rows = [{"key": e, "embedding": v.tolist()} for e, v in zip(names, vectors) if usable(v)]
-    found = store.phrase_neighbours(rows, LINK_CANDIDATES)
+    found = store.phrase_neighbours(rows, LINK_CANDIDATES) if scope is None else phrases_within(store, rows, scope)
     links = [
         LinkedEntity(entity=e, phrase=rec["hits"][0]["text"], similarity=float(rec["hits"][0]["cosine"]),
                      passages=rec["passages"], since=rec["hits"][0]["since"])
@@ -42,13 +45,38 @@ def link_entities(store: GraphStore, encoder: Any, entities: Sequence[str]) -> l
     return links
 
 
-def link_facts(store: GraphStore, vector: np.ndarray, top_k: int) -> tuple[list[FactHit], bool]:
+def phrases_within(store: GraphStore, rows: list[dict[str, Any]], scope: Scope) -> dict[Any, Any]:
+    """The nearest phrase of each row among those ``scope``'s passages mention (``cypher/phrase_neighbours_within
+    .cypher``): exactly when few pass, else of the index's nearest with a widened beam, exactly again for a row
+    none of whose hits passed."""
+    found: dict[Any, Any] = {}
+    if not scope.exact():
+        found = store.search("phrase_neighbours_within", "rows", rows, k=scope.beam(LINK_CANDIDATES), exact=False,
+                             only=scope.nodes)
+    missing = [row for row in rows if row["key"] not in found]
+    if missing:
+        found |= store.search("phrase_neighbours_within", "rows", missing, k=0, exact=True, only=scope.nodes)
+    return found
+
+
+def link_facts(store: GraphStore, vector: np.ndarray, top_k: int,
+               scope: Scope | None = None) -> tuple[list[FactHit], bool]:
     """The query's ``top_k`` nearest facts of this namespace (cosine), through its fact vector index, and
-    whether the namespace has Fact nodes for all its passages."""
+    whether the namespace has Fact nodes for all its passages. With ``scope`` (a filter's passages) only the
+    facts they asserted: exactly when few pass, else of the index's nearest with a widened beam, exactly again
+    when that found fewer than ``top_k`` (``cypher/fact_neighbours.cypher``)."""
     if not usable(vector):
         return [], True
     # the index is approximate (HNSW): its beam, see VECTOR_CANDIDATES
-    records = store.run("fact_neighbours", embedding=vector.tolist(), k=max(20 * top_k, VECTOR_CANDIDATES), topK=top_k)
+    beam = max(20 * top_k, VECTOR_CANDIDATES)
+    if scope is None:
+        records = store.run("fact_neighbours", embedding=vector.tolist(), k=beam, topK=top_k, nodes=None, ids=None)
+    else:
+        records = [] if scope.exact() else store.run(
+            "fact_neighbours", embedding=vector.tolist(), k=scope.beam(beam), topK=top_k, nodes=None, ids=scope.ids)
+        if len(records) < top_k:
+            records = store.run("fact_neighbours", embedding=vector.tolist(), k=0, topK=top_k, nodes=scope.nodes,
+                                ids=scope.ids)
     hits = [
         FactHit(
             subject=r["subject"], predicate=r["predicate"], object=r["object"], score=float(r["score"]),
