@@ -220,6 +220,9 @@ def test_hippo_eval_on_the_sample_dataset_writes_the_issue_json(tmp_path, connec
         again = runner.invoke(cli, ["eval", str(SAMPLE), "--namespace", ns, "--mode", "bm25"], env=env, catch_exceptions=False)
         assert again.exit_code == 0 and "reusing it" in again.stderr and "| bm25 |" in again.stdout
         assert "| dense |" not in again.stdout
+        # each stage shows its progress: the index, then the questions the modes are evaluated on
+        assert f"evaluating {len(EVAL_DEFAULT)} modes" in out.stdout and "1/1" in out.stdout
+        assert "evaluating 1 mode " in again.stdout
     finally:
         runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
 

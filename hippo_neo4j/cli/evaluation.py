@@ -101,6 +101,7 @@ def eval_cmd(
     from ..db import connect
     from ..encode import shared_encoder
     from ..evaluation.metrics import iterative_table, qa_table
+    from ..graph.indexing import progress_bar
     from ..llm.settings import llm_configured
     from ..memory import HippoRAG
 
@@ -144,11 +145,13 @@ def eval_cmd(
         if reader is not None:
             say(f"reader {reader.name} on the top {reader_top_k} passages"
                 + (f"; iterative variants with at most {steps} reasoning steps" if iterative else ""))
-        result = ev.evaluate(
-            memory, dataset, modes=selected, top_k=top_k, entities=entities, use_filter=not no_filter,
-            reader=reader, reader_top_k=reader_top_k,
-            iterative_steps=steps if iterative else None, qa=use_reader,
-        )
+        stage = f"evaluating {len(selected)} mode{'s' * (len(selected) != 1)}"  # a bar per question, with its ETA
+        with progress_bar(True, len(dataset.questions), stage) as advance:
+            result = ev.evaluate(
+                memory, dataset, modes=selected, top_k=top_k, entities=entities, use_filter=not no_filter,
+                reader=reader, reader_top_k=reader_top_k,
+                iterative_steps=steps if iterative else None, qa=use_reader, progress=lambda _id, _n: advance(1),
+            )
         result["config"] = {
             "dataset": str(dataset.root),
             "namespace": namespace,
