@@ -66,8 +66,8 @@ test: install-test
 
 # The compatibility tier: the server-facing tests that tell whether a line works (capabilities, hippo doctor, every
 # mode against the in-process reference, metadata filters, delete and update equality, hippo eval on the sample
-# and the university case, the server's life cycle) against Neo4j 5.26 LTS + GDS 2.13 from Maven Central, on a port and data directory
-# of its own (HIPPO_COMPAT_NEO4J_PORT, 17688). .ci/run runs it after `make test`.
+# and the university case, the server's life cycle) against Neo4j 5.26 LTS + GDS 2.13 from Maven Central, on a
+# port and data directory of its own (HIPPO_COMPAT_NEO4J_PORT, 17688). .ci/run runs it after `make test`.
 COMPAT_TESTS := tests/test_compat.py tests/test_core.py tests/test_entity_ppr.py tests/test_hipporag2.py \
   tests/test_filters.py \
   tests/test_memory.py::test_add_then_delete_leaves_exactly_the_graph_of_x \

@@ -37,8 +37,8 @@ class Scope:
     the ``$only`` of the statements) and passage ids (``ids``), and how many passages the namespace holds
     (``total``)."""
 
-    def __init__(self, nodes: list[int], total: int, ids: list[str] | None = None) -> None:
-        self.nodes, self.total, self.ids = nodes, total, ids or []
+    def __init__(self, nodes: list[int], total: int, ids: list[str]) -> None:
+        self.nodes, self.total, self.ids = nodes, total, ids
 
     @classmethod
     def of(cls, store: GraphStore, filters: Filters) -> "Scope":
@@ -56,6 +56,14 @@ class Scope:
         """A vector search's beam ``beam`` widened by the share of the namespace that passes, so that as many
         of its hits pass in expectation."""
         return min(self.total, math.ceil(beam * self.total / max(len(self), 1)))
+
+    def search(self, beam: int, top_k: int, through_index: Callable[[int], list[Any]],
+               exactly: Callable[[], list[Any]]) -> list[Any]:
+        """A vector search's ``top_k`` records within these passages: ``exactly()`` when few pass (:meth:`exact`),
+        else ``through_index(k)`` with its ``beam`` widened (:meth:`beam`), and ``exactly()`` when that found
+        fewer than ``top_k``."""
+        records = [] if self.exact() else through_index(self.beam(beam))
+        return records if len(records) >= top_k else exactly()
 
 
 UNRESTRICTED: dict[str, Any] = {"only": None, "matching": None}  # the walks' $only and $matching without a filter

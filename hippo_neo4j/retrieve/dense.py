@@ -31,10 +31,9 @@ class DenseRetriever(Retriever):
         if scope is None:
             records = self.store.run("dense_passages", embedding=vector.tolist(), k=beam, topK=top_k)
             return RetrievalResult(query=text, mode=self.name, passages=to_passages(records))
-        records = []
-        if not scope.exact():  # (a filter's search: Scope.exact)
-            records = self.store.run("dense_passages_within", embedding=vector.tolist(), k=scope.beam(beam),
-                                     topK=top_k, nodes=scope.nodes)
-        if len(records) < top_k:
-            records = self.store.run("dense_matching", embedding=vector.tolist(), topK=top_k, nodes=scope.nodes)
+        embedding = vector.tolist()
+        records = scope.search(
+            beam, top_k,
+            lambda k: self.store.run("dense_passages_within", embedding=embedding, k=k, topK=top_k, nodes=scope.nodes),
+            lambda: self.store.run("dense_matching", embedding=embedding, topK=top_k, nodes=scope.nodes))
         return RetrievalResult(query=text, mode=self.name, passages=to_passages(records))

@@ -68,15 +68,15 @@ def link_facts(store: GraphStore, vector: np.ndarray, top_k: int,
     if not usable(vector):
         return [], True
     # the index is approximate (HNSW): its beam, see VECTOR_CANDIDATES
-    beam = max(20 * top_k, VECTOR_CANDIDATES)
+    beam, embedding = max(20 * top_k, VECTOR_CANDIDATES), vector.tolist()
     if scope is None:
-        records = store.run("fact_neighbours", embedding=vector.tolist(), k=beam, topK=top_k, nodes=None, ids=None)
+        records = store.run("fact_neighbours", embedding=embedding, k=beam, topK=top_k, nodes=None, ids=None)
     else:
-        records = [] if scope.exact() else store.run(
-            "fact_neighbours", embedding=vector.tolist(), k=scope.beam(beam), topK=top_k, nodes=None, ids=scope.ids)
-        if len(records) < top_k:
-            records = store.run("fact_neighbours", embedding=vector.tolist(), k=0, topK=top_k, nodes=scope.nodes,
-                                ids=scope.ids)
+        records = scope.search(
+            beam, top_k,
+            lambda k: store.run("fact_neighbours", embedding=embedding, k=k, topK=top_k, nodes=None, ids=scope.ids),
+            lambda: store.run("fact_neighbours", embedding=embedding, k=0, topK=top_k, nodes=scope.nodes,
+                              ids=scope.ids))
     hits = [
         FactHit(
             subject=r["subject"], predicate=r["predicate"], object=r["object"], score=float(r["score"]),
