@@ -5,8 +5,8 @@
 // Within a filter's passages ($ids: their passage ids; null without a filter) only the facts they asserted (a
 // fact's `sources`) count: of the index's $k nearest when many pass, and when few pass ($nodes: their Neo4j node
 // ids, else null) by exact cosine over the facts found from the phrases those passages mention (a fact's subject
-// is one), since the index's nearest may hold none of them (hippo_neo4j/retrieve/linking.py). |P| and `since`
-// stay the namespace's, whose graph the walk runs on.
+// is one), since the index's nearest may hold none of them (hippo_neo4j/retrieve/linking.py). |P| then counts
+// those passages alone, as in the graph they induce, which the walk runs on (project_*_graph_within.cypher).
 OPTIONAL MATCH (n:HippoNamespace {name: $ns})
 WITH n IS NULL OR coalesce(n.facts, false) AS complete
 CALL () {
@@ -25,8 +25,8 @@ CALL () {
 }
 WITH complete, f, score ORDER BY score DESC, f.id LIMIT $topK
 RETURN f.id AS id, f.subject AS subject, f.predicate AS predicate, f.object AS object, 2 * score - 1 AS score,
-       COUNT { (:Phrase {ns: $ns, text: f.subject})-[:MENTIONED_IN]->() } AS subjectPassages,
-       COUNT { (:Phrase {ns: $ns, text: f.object})-[:MENTIONED_IN]->() } AS objectPassages,
+       COUNT { (:Phrase {ns: $ns, text: f.subject})-[:MENTIONED_IN]->(p) WHERE $ids IS NULL OR p.id IN $ids } AS subjectPassages,
+       COUNT { (:Phrase {ns: $ns, text: f.object})-[:MENTIONED_IN]->(p) WHERE $ids IS NULL OR p.id IN $ids } AS objectPassages,
        COLLECT { MATCH (ph:Phrase {ns: $ns}) WHERE ph.text IN [f.subject, f.object]
                  RETURN coalesce(ph.since, 0) AS s ORDER BY s DESC LIMIT 1 }[0] AS since,
        complete

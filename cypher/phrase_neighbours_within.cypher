@@ -3,8 +3,8 @@
 // phrases alone. $exact (few passages pass, hippo_neo4j/retrieve/linking.py): by exact cosine over those phrases;
 // else of the $k nearest through the namespace's phrase vector index (a beam widened by the share that passes),
 // and the client asks again exactly for a row none of whose hits passed. The columns are those of
-// phrase_neighbours.cypher (`hits`: the one nearest phrase here); `passages`, |P_i|, stays the namespace's, whose
-// graph the walk runs on.
+// phrase_neighbours.cypher (`hits`: the one nearest phrase here); `passages`, |P_i|, counts the filter's passages
+// alone, as in the graph they induce, which the walk runs on (project_*_graph_within.cypher).
 UNWIND $rows AS row
 CALL (row) {
   WITH row WHERE NOT $exact
@@ -23,4 +23,4 @@ WITH row, collect({node: node, score: score}) AS hits
 WITH row, hits, hits[0].node AS nearest
 RETURN row.key AS key,
        [h IN hits | {text: h.node.text, cosine: 2 * h.score - 1, since: coalesce(h.node.since, 0)}] AS hits,
-       CASE WHEN nearest IS NULL THEN 0 ELSE COUNT { (nearest)-[:MENTIONED_IN]->(:Passage) } END AS passages
+       CASE WHEN nearest IS NULL THEN 0 ELSE COUNT { (nearest)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only } END AS passages

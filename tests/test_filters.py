@@ -118,6 +118,26 @@ def test_dense_within_a_users_filter_equals_a_namespace_of_that_user_alone(names
         assert [p.score for p in shared.passages] == pytest.approx([p.score for p in alone.passages], abs=1e-6)
 
 
+@pytest.mark.parametrize("mode", ["hipporag1", "hipporag2", "entity-ppr", "hybrid"])
+def test_a_graph_mode_within_a_users_filter_ranks_as_a_namespace_of_that_user_alone(namespaces, driver, connection,
+                                                                                   mode):
+    """A filtered walk runs on the graph the filter's passages induce (their phrases, the edges among them,
+    relations weighed by those passages' extractions) with |P_i| counted among them: the rankings and scores
+    of a namespace holding those passages alone, for questions about every user's passages."""
+    made, docs = namespaces
+    memory = made["tagged"]
+    for doc in docs[:8]:
+        args = dict(mode=mode, top_k=6, entities=entities_of(doc), fresh=True, filter=False)
+        shared = memory.query(doc.text[:200], filters={"user": "u1"}, **args)
+        alone = made["u1"].query(doc.text[:200], **args)
+        assert not shared.fell_back and [p.id for p in shared.passages] == [p.id for p in alone.passages], (mode, doc.id)
+        assert [p.score for p in shared.passages] == pytest.approx([p.score for p in alone.passages], rel=1e-5, abs=1e-7)
+    names = [r["graphName"] for r in driver.execute_query(
+        "CALL gds.graph.list() YIELD graphName WHERE graphName STARTS WITH $prefix RETURN graphName",
+        prefix=f"hippo:{memory.namespace}:v", database_=connection.database).records]
+    assert any("@" in name for name in names), names  # the filter's own projection, in the catalogue
+
+
 def test_a_large_filter_searches_the_vector_index_and_a_small_one_exactly(namespaces, monkeypatch):
     from hippo_neo4j.retrieve import base
 
@@ -183,6 +203,40 @@ def test_a_filtered_query_links_to_and_names_only_the_phrases_of_its_passages(na
                 nearer = [l for l in everyone.linked if l.entity == link.entity and l.phrase in phrases]
                 assert all(l.similarity <= link.similarity + 1e-6 for l in nearer)
     assert elsewhere
+
+def test_a_filters_projection_is_reused_until_a_write_and_the_oldest_dropped_beyond_the_budget(
+        memory_factory, driver, connection, monkeypatch):
+    memory = memory_factory()
+    docs, late = docs_with_metadata()[:12], docs_with_metadata()[12]
+    memory.index(docs)
+
+    def filter_graphs() -> set[str]:
+        return {r["graphName"] for r in driver.execute_query(
+            "CALL gds.graph.list() YIELD graphName WHERE graphName STARTS WITH $prefix AND graphName CONTAINS '@' "
+            "RETURN graphName", prefix=f"hippo:{memory.namespace}:v", database_=connection.database).records}
+
+    def ask(user: str):
+        doc = next(d for d in docs if d.metadata["user"] == user)
+        return memory.query(doc.text[:200], mode="hipporag1", top_k=3, entities=entities_of(doc),
+                            filters={"user": user})
+
+    first = ask("u1")
+    u1 = filter_graphs()
+    assert len(u1) == 1 and first.passages
+    assert ask("u1").graph_version == first.graph_version and filter_graphs() == u1  # reused, not projected again
+    ask("u2")
+    assert len(filter_graphs()) == 2 and u1 < filter_graphs()
+    # a budget that holds one projection: the least recently used goes from the catalogue
+    monkeypatch.setitem(projection._budgets, (str(id(memory.driver)), connection.database), 1)
+    ask("u3")
+    assert len(filter_graphs()) == 1 and not filter_graphs() & u1
+    # a write moves the namespace's version: the filter's next query projects its graph at the new one, and the
+    # old projection is dropped
+    before = filter_graphs()
+    memory.index([late])
+    after = ask("u3")
+    assert after.graph_version > first.graph_version and len(filter_graphs()) == 1 and filter_graphs() != before
+
 
 def test_metadata_alone_is_written_without_extracting_or_embedding_again(memory_factory, driver, connection):
     memory = memory_factory()

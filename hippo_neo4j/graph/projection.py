@@ -10,6 +10,12 @@ query either finds the current snapshot in the GDS catalogue
 or projects it (once: concurrent callers in this process wait on a lock, and a concurrent projection by
 another process is recognised and reused). Older snapshots of the namespace are dropped afterwards.
 
+A metadata filter's query walks the graph its passages induce (their phrases and the edges among them: the
+graph a namespace of those passages alone would hold), projected at the namespace's current version under a
+name that adds a digest of the passages (:func:`ensure_within`); this process keeps those it used last within
+a share of the server's heap (``FILTER_HEAP_SHARE``) and drops the rest, and a namespace's refresh drops those
+of older versions.
+
 Before projecting, GDS's memory estimate for the namespace's node and relationship counts is compared with the
 server's free heap (:func:`check_memory`): a projection that cannot fit fails at once with both figures and
 the fix, instead of exhausting the heap midway. The catalogue calls (list, exists, drop) are plain Cypher, like
@@ -23,6 +29,7 @@ import hashlib
 import logging
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Iterable
 
@@ -48,6 +55,14 @@ KINDS = {
     "passage": (":passages", "project_passage_graph"),
     "mentions": (":mentions", "project_mention_graph"),
 }
+# A filter's projections (the graph its passages induce) and their bytes, by (driver, database, namespace, kind,
+# digest), the least recently used first. While they hold more than FILTER_HEAP_SHARE of the server's heap
+# (FILTER_BYTES where the server does not say), the oldest is dropped from the catalogue: however small the graph,
+# GDS gives a projection about 9 MiB (29 MiB when read by several threads) on a server of 200,000 nodes.
+_filtered: "OrderedDict[tuple[str, str, str, str, str], tuple[Projection, int]]" = OrderedDict()
+FILTER_HEAP_SHARE = 0.1
+FILTER_BYTES = 256 * 2**20
+_budgets: dict[tuple[str, str], int] = {}
 
 
 @functools.cache
@@ -68,17 +83,20 @@ def graph_name(ns: str, version: int, kind: str = "phrase", weighted: bool = Tru
     return f"{PREFIX}:{ns}:v{version}.{statement_format(kind, weighted)}{KINDS[kind][0]}"
 
 
-def _parse(name: str, ns: str) -> tuple[int, str, str] | None:
-    """(graph version, kind, statement format) of one of this namespace's projection names (the format is ''
-    for names from before formats were recorded), or None if the name is another namespace's."""
+def _parse(name: str, ns: str) -> tuple[int, str, str, str] | None:
+    """(graph version, kind, statement format, filter digest) of one of this namespace's projection names (the
+    format is '' for names from before formats were recorded, the digest '' for the namespace's own graph), or
+    None if the name is another namespace's."""
     if not name.startswith(f"{PREFIX}:{ns}:v"):
         return None
-    head, _, suffix = name[len(f"{PREFIX}:{ns}:v") :].partition(":")
+    rest, _, digest = name[len(f"{PREFIX}:{ns}:v") :].partition("@")
+    head, _, suffix = rest.partition(":")
     number, _, fmt = head.partition(".")
     kind = next((k for k, (s, _) in KINDS.items() if s == (f":{suffix}" if suffix else "")), None)
-    if not number.isdigit() or kind is None or (fmt and not (len(fmt) == 8 and fmt.isalnum())):
+    if not number.isdigit() or kind is None or (fmt and not (len(fmt) == 8 and fmt.isalnum())) \
+            or (digest and not (len(digest) == 16 and digest.isalnum())):
         return None  # namespace "a" must not claim the projections of namespace "a:v1"
-    return int(number), kind, fmt
+    return int(number), kind, fmt, digest
 
 
 def _version_of(name: str, ns: str) -> int | None:
@@ -143,19 +161,28 @@ def drop(driver: Driver, database: str, ns: str, keep_version: int | None = None
         forget(driver, database, ns, cancel=True)
     dropped = []
     for name in _existing(driver, database, ns):
-        version, its_kind, fmt = _parse(name, ns)  # type: ignore[misc] - _existing keeps this namespace's names
+        version, its_kind, fmt, _ = _parse(name, ns)  # type: ignore[misc] - _existing keeps this namespace's names
         keep = version == keep_version and fmt == _format(driver, database, its_kind)
         if not keep and kind in (None, its_kind):
-            driver.execute_query(
-                "CALL gds.graph.drop($name, false) YIELD graphName RETURN graphName", name=name, database_=database
-            )
+            _drop(driver, database, name)
             dropped.append(name)
+    with _locks_guard:  # a filter's projection dropped here is projected again when next used
+        for key in [k for k, (found, _) in _filtered.items() if found.name in dropped]:
+            del _filtered[key]
     return dropped
+
+
+def _drop(driver: Driver, database: str, name: str) -> None:
+    driver.execute_query("CALL gds.graph.drop($name, false) YIELD graphName RETURN graphName", name=name,
+                         database_=database)
 
 
 def forget(driver: Driver, database: str, ns: str, *, cancel: bool = False) -> None:
     """Drop what this process remembers of the namespace's projections (e.g. after 'graph not found');
     ``cancel``: and its pending background refreshes (the namespace was dropped)."""
+    with _locks_guard:
+        for key in [k for k in _filtered if k[:3] == (str(id(driver)), database, ns)]:
+            del _filtered[key]
     for kind in KINDS:
         key = (str(id(driver)), database, ns, kind)
         _known.pop(key, None)
@@ -193,8 +220,9 @@ def _newest(driver: Driver, database: str, ns: str, kind: str, below: int) -> Pr
     """The newest projection of ``kind`` in the catalogue older than graph version ``below``, if any."""
     best: Projection | None = None
     for name, (nodes, rels) in _existing(driver, database, ns).items():
-        version, its_kind, fmt = _parse(name, ns)  # type: ignore[misc] - _existing keeps this namespace's names
-        if its_kind == kind and fmt == _format(driver, database, kind) and version < below and (best is None or version > best.version):
+        version, its_kind, fmt, digest = _parse(name, ns)  # type: ignore[misc] - _existing keeps this namespace's names
+        if its_kind == kind and not digest and fmt == _format(driver, database, kind) and version < below \
+                and (best is None or version > best.version):
             best = Projection(name, version, nodes, rels, created=False, current=version)
     return best
 
@@ -227,12 +255,83 @@ def _project(tx, driver: Driver, database: str, ns: str, kind: str, name: str): 
     check_memory(driver, database, ns, kind)
     try:
         statement = reset.projection(KINDS[kind][1], kind, capabilities.of(driver, database).weighted_sources)
-        rec = tx.run(statement, graph=name, ns=ns).single()
+        rec = tx.run(statement, graph=name, ns=ns, only=None).single()
     except ClientError as exc:
         if "already exists" in str(exc):
             return None
         raise
     return dict(rec) if rec else {}
+
+
+# ----------------------------------------------------------------------------------- a filter's projections
+
+def _within_statement(driver: Driver, database: str, kind: str) -> str:
+    return reset.projection(f"{KINDS[kind][1]}_within", kind, capabilities.of(driver, database).weighted_sources)
+
+
+def _filter_budget(driver: Driver, database: str) -> int:
+    """The bytes this process's filter projections may hold on ``driver``'s server (:data:`FILTER_HEAP_SHARE`)."""
+    key = (str(id(driver)), database)
+    if key not in _budgets:
+        heap = server_heap(driver, database)["max_heap"]
+        _budgets[key] = int(FILTER_HEAP_SHARE * heap) if heap else FILTER_BYTES
+    return _budgets[key]
+
+
+def ensure_within(driver: Driver, database: str, ns: str, kind: str, nodes: list[int], ids: list[str]) -> Projection:
+    """The projection of ``kind`` of the graph that a filter's passages (``nodes``: their Neo4j node ids,
+    ``ids``: their passage ids) induce, at the namespace's current graph version, projected now if this process
+    has none (``cypher/project_*_graph_within.cypher``): the graph a namespace of those passages alone would
+    hold, so that a walk from the filter's seeds stays among them. Its name is the namespace projection's with
+    ``@`` and a digest of the passages and of the statement, so another process with the same filter reuses it.
+    No node passes, or the passages hold none of this kind: a projection of 0 nodes, not in the catalogue."""
+    version = namespace_version(driver, database, ns)
+    statement = _within_statement(driver, database, kind)
+    digest = hashlib.sha256(f"{statement}\n{sorted(nodes)}".encode()).hexdigest()[:16]
+    key = (str(id(driver)), database, ns, kind, digest)
+    with _locks_guard:
+        known = _filtered.get(key)
+        if known is not None:
+            _filtered.move_to_end(key)
+    if known is not None and known[0].version == version:
+        return replace(known[0], current=version, created=False)
+    name = f"{graph_name(ns, version, kind, capabilities.of(driver, database).weighted_sources)}@{digest}"
+    if not nodes:
+        return Projection(name, version, 0, 0, created=False, current=version)
+
+    def listed(tx) -> dict | None:  # noqa: ANN001 - a neo4j ManagedTransaction
+        found = tx.run("CALL gds.graph.list($name) YIELD nodeCount, relationshipCount, sizeInBytes "
+                       "RETURN nodeCount AS nodes, relationshipCount AS relationships, sizeInBytes AS bytes",
+                       name=name).single()
+        return dict(found) if found is not None else None
+
+    def project(tx):  # noqa: ANN001, ANN202
+        created = listed(tx) is None
+        if created:
+            try:
+                if tx.run(statement, graph=name, ns=ns, only=nodes, ids=ids).single()["graph"] is None:
+                    return None, False  # no row: GDS made no graph
+            except ClientError as exc:  # projected meanwhile by another client
+                if "already exists" not in str(exc):
+                    raise
+                created = False
+        return listed(tx), created
+
+    with driver.session(database=database) as session:
+        rec, created = session.execute_write(project)
+    if rec is None:
+        return Projection(name, version, 0, 0, created=False, current=version)
+    found = Projection(name, version, rec["nodes"], rec["relationships"], created=created, current=version)
+    budget = _filter_budget(driver, database)
+    with _locks_guard:
+        _filtered[key] = (found, rec["bytes"])
+        _filtered.move_to_end(key)
+        evicted = []
+        while len(_filtered) > 1 and sum(size for _, size in _filtered.values()) > budget:
+            evicted.append(_filtered.popitem(last=False)[1][0])
+    for old in evicted + ([known[0]] if known is not None else []):
+        _drop(driver, database, old.name)
+    return found
 
 
 # ----------------------------------------------------------------------------------- background refresh

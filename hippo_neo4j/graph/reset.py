@@ -30,7 +30,7 @@ FEEDERS = 36  # feeder nodes per passage (cypher/passage_feeders.cypher)
 PROJECTION = re.compile(
     r"^CALL \(\) \{\n(?P<rows>.*?)\n\}\nWITH gds\.graph\.project\(\n  \$graph, s, t,\n"
     r"  \{relationshipProperties: CASE WHEN t IS NULL THEN null ELSE \{weight: (?P<weight>\w+)\} END\},\n"
-    r"  \{undirectedRelationshipTypes: \['\*'\]\}\n\) AS g",
+    r"  \{undirectedRelationshipTypes: \['\*'\](?P<settings>[^}\n]*)\}\n\) AS g",
     re.S | re.M,
 )
 FED = """CALL () {
@@ -46,7 +46,7 @@ FEEDERS
 WITH gds.graph.project(
   $graph, s, t,
   {relationshipType: type, relationshipProperties: CASE WHEN t IS NULL THEN null ELSE {weight: weight} END},
-  {undirectedRelationshipTypes: ['LINK']}
+  {undirectedRelationshipTypes: ['LINK']SETTINGS}
 ) AS g"""
 
 
@@ -57,7 +57,7 @@ def fed_projection(name: str) -> str:
     text = cypher(name)
     feeders = "\n".join("  " + line for line in cypher("passage_feeders").splitlines() if not line.startswith("//"))
     fed, done = PROJECTION.subn(lambda m: FED.replace("ROWS", m.group("rows")).replace("WEIGHT", m.group("weight"))
-                                .replace("FEEDERS", feeders), text)
+                                .replace("FEEDERS", feeders).replace("SETTINGS", m.group("settings")), text)
     if done != 1:
         raise ValueError(f"cypher/{name}.cypher is not in the form reset.py gives feeders")
     return fed

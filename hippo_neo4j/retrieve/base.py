@@ -90,6 +90,10 @@ class Query(BaseModel):
         scope = self.scope
         return UNRESTRICTED if scope is None else {"only": scope.nodes, "matching": len(scope)}
 
+    def within(self) -> tuple[list[int], list[str]] | None:
+        """The walks' ``within`` (:meth:`GraphStore.walk`): the filter's passages, whose graph they walk."""
+        return None if self.scope is None else (self.scope.nodes, self.scope.ids)
+
 
 @dataclass
 class RetrievalContext:
@@ -204,10 +208,11 @@ class Retriever(ABC):
 
         ``needs``: the graph version that created the newest seed phrase. A projection older than that lacks
         the seed, so the walk waits for the current one: a query about what was just written is answered
-        from it; an older projection serves only queries whose seeds it holds. With a filter, the statement
-        returns only its passages (:meth:`Query.restriction`)."""
+        from it; an older projection serves only queries whose seeds it holds. With a filter, the walk runs on
+        the graph its passages induce (:func:`~hippo_neo4j.graph.projection.ensure_within`: as a namespace of
+        those passages alone would) and the statement returns only them (:meth:`Query.restriction`)."""
         records, graph = self.store.walk(statement, kind, fresh=query.fresh, needs=needs, prepare=prepare,
-                                         **(params | query.restriction()))
+                                         within=query.within(), **(params | query.restriction()))
         result.graph_version, result.writes_behind = graph.version, graph.behind
         return records
 

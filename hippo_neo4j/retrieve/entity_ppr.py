@@ -241,7 +241,7 @@ class EntityPPRRetriever(Retriever):
                   "hopTop": config.agreement_hop, "window": WINDOW}
         while True:
             records, _ = self.store.walk("entity_ppr_hop", "mentions", fresh=query.fresh, needs=version,
-                                         **query.restriction(), **params)
+                                         within=query.within(), **query.restriction(), **params)
             if not records or records[0]["complete"]:
                 break
             params["window"] *= 8
