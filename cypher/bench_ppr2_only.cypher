@@ -12,7 +12,7 @@ WITH phraseSources, passageSources, reduce(t = 0.0, x IN phraseSources + passage
 CALL gds.pageRank.stats($graph, {
   sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
   relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance * total,
-  concurrency: $concurrency
+  concurrency: $concurrency, logProgress: false
 })
 YIELD ranIterations, computeMillis
 RETURN ranIterations, computeMillis

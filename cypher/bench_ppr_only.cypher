@@ -6,7 +6,7 @@ MATCH (ph:Phrase {ns: $ns, text: seed.text})
 WITH collect([ph, seed.weight]) AS sources
 CALL gds.pageRank.stream($graph, {
   sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
-  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: $concurrency
+  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: $concurrency, logProgress: false
 })
 YIELD nodeId, score
 WITH nodeId, score WHERE score > 0

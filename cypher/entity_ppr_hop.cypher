@@ -16,7 +16,7 @@ CALL () {
   CALL gds.pageRank.stream($graph, {
     sourceNodes: hopSources, dampingFactor: $damping,
     relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
-    concurrency: $concurrency
+    concurrency: $concurrency, logProgress: false
   })
   YIELD nodeId, score
   WITH nodeId, score WHERE score > 0

@@ -28,7 +28,7 @@ CALL () {
   CALL gds.pageRank.stream($graph, {
     sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
     relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
-    concurrency: $concurrency
+    concurrency: $concurrency, logProgress: false
   })
   YIELD nodeId, score
   WITH passageShare, nodeId, score WHERE score > 0
@@ -75,7 +75,7 @@ CALL () {
   CALL gds.pageRank.stream($graph, {
     sourceNodes: phraseSources, dampingFactor: $damping,
     relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
-    concurrency: $concurrency
+    concurrency: $concurrency, logProgress: false
   })
   YIELD nodeId, score
   WITH nodeId, score WHERE score > 0

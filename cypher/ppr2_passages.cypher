@@ -24,7 +24,7 @@ WITH phraseSources, passageSources, reduce(t = 0.0, x IN phraseSources + passage
 CALL gds.pageRank.stream($graph, {
   sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
   relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance * total,
-  concurrency: $concurrency
+  concurrency: $concurrency, logProgress: false
 })
 YIELD nodeId, score
 WITH nodeId, score WHERE score >= $massFloor AND ($only IS NULL OR nodeId IN $only)

@@ -13,7 +13,7 @@ WHERE coalesce(ph.since, 0) <= $graphVersion
 WITH collect([ph, seed.weight]) AS sources
 CALL gds.pageRank.stream($graph, {
   sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
-  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: $concurrency
+  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: $concurrency, logProgress: false
 })
 YIELD nodeId, score
 WITH nodeId, score WHERE score > $minMass

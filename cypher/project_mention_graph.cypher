@@ -21,6 +21,6 @@ CALL () {
 WITH gds.graph.project(
   $graph, s, t,
   {relationshipProperties: CASE WHEN t IS NULL THEN null ELSE {weight: weight} END},
-  {undirectedRelationshipTypes: ['*']}
+  {undirectedRelationshipTypes: ['*'], logProgress: false}
 ) AS g
 RETURN g.graphName AS graph, g.nodeCount AS nodes, g.relationshipCount AS relationships

@@ -31,6 +31,6 @@ CALL () {
 WITH gds.graph.project(
   $graph, s, t,
   {relationshipProperties: CASE WHEN t IS NULL THEN null ELSE {weight: w} END},
-  {undirectedRelationshipTypes: ['*'], readConcurrency: 1}
+  {undirectedRelationshipTypes: ['*'], readConcurrency: 1, logProgress: false}
 ) AS g
 RETURN g.graphName AS graph, g.nodeCount AS nodes, g.relationshipCount AS relationships

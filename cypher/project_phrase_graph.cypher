@@ -7,6 +7,6 @@ WITH s, t, CASE type(r) WHEN 'RELATION' THEN toFloat(r.weight) ELSE toFloat(r.sc
 WITH gds.graph.project(
   $graph, s, t,
   {relationshipProperties: CASE WHEN t IS NULL THEN null ELSE {weight: w} END},
-  {undirectedRelationshipTypes: ['*']}
+  {undirectedRelationshipTypes: ['*'], logProgress: false}
 ) AS g
 RETURN g.graphName AS graph, g.nodeCount AS nodes, g.relationshipCount AS relationships

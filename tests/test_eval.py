@@ -178,6 +178,15 @@ def test_gds_path_and_inprocess_reference_give_the_same_ranking_on_musique_quest
 # ----------------------------------------------------------------------------------------------- CLI
 
 
+def _gold_phrases(connection, ns, gold):
+    from hippo_neo4j.db import connect
+
+    with connect(connection) as driver:
+        return driver.execute_query(
+            "MATCH (ph:Phrase)-[:MENTIONED_IN]->(p:Passage {ns: $ns}) WHERE p.id IN $ids RETURN DISTINCT ph.text",
+            ns=ns, ids=list(gold)).records
+
+
 def test_hippo_eval_on_the_sample_dataset_writes_the_issue_json(tmp_path, connection):
     if "eval" not in cli.commands:
         cli.add_command(eval_cmd)
@@ -209,6 +218,12 @@ def test_hippo_eval_on_the_sample_dataset_writes_the_issue_json(tmp_path, connec
             # the summary is the metric of this one question's ranking
             assert data["summary"][mode]["recall@5"] == ev.recall_at(ids, gold, 5)
         assert question["hipporag1"]["entities"]  # from the offline extractor
+        # the seeds are compared with the gold passages' phrases in the graph as indexed (offline extraction here)
+        analysis = data["diagnostics"]["hipporag1"]["analysis"]
+        seeded = {phrase for phrase, _ in question["hipporag1"]["seeds"]}
+        named = {r[0] for r in _gold_phrases(connection, ns, gold)}
+        assert analysis["seeds_in_gold_passages"] == pytest.approx(len(seeded & named) / len(seeded))
+        assert analysis["seeds_in_gold_passages"] > 0
         assert question["dense"]["entities"] == [] and question["dense"]["seeds"] == []
         # hipporag2 records its facts (triple, cosine, kept) and seeds; no LLM here, so the filter is off
         assert data["config"]["recognition_filter"] == "off"

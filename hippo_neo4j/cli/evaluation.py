@@ -178,8 +178,10 @@ def eval_cmd(
             "graph": memory.stats(),
         }
         if "hipporag1" in selected:
+            gold = sorted({g for q in dataset.questions for g in q.gold})
+            in_graph = {r["id"]: list(r["phrases"]) for r in memory.store.run("passage_phrases", ids=gold)}
             result["diagnostics"]["hipporag1"]["analysis"] = analysis = ev.diagnose(
-                result, dataset, baseline="dense" if "dense" in selected else "bm25"
+                result, dataset, baseline="dense" if "dense" in selected else "bm25", phrases=in_graph
             )
         text = [
             f"{dataset.name}: {len(dataset.questions)} questions, {len(dataset.passages)} passages, "

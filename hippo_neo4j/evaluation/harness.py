@@ -427,14 +427,16 @@ def evaluate(
     return out
 
 
-def diagnose(result: dict[str, Any], dataset: Dataset, baseline: str = "dense", k: int = 5) -> dict[str, Any]:
+def diagnose(result: dict[str, Any], dataset: Dataset, baseline: str = "dense", k: int = 5,
+             phrases: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """Why hipporag1 wins or loses: fallbacks, how well query entities link (cosine of the top-1 phrase),
-    whether the seeds are phrases of the gold passages (from the supplied extraction), and per-question
-    wins/losses against ``baseline`` at Recall@k."""
+    whether the seeds are phrases of the gold passages, and per-question wins/losses against ``baseline`` at
+    Recall@k. ``phrases``: each passage's phrases in the graph as indexed (``cypher/passage_phrases.cypher``);
+    without it, the subjects and objects of the dataset's supplied extraction (none when it supplies none)."""
     from ..text import normalize_phrase
 
-    phrases_of: dict[str, set[str]] = {}
-    for p in dataset.passages:
+    phrases_of: dict[str, set[str]] = {pid: set(found) for pid, found in (phrases or {}).items()}
+    for p in dataset.passages if phrases is None else ():
         found: set[str] = set()
         for triple in (p.extraction.triples if p.extraction else []):
             if isinstance(triple, (list, tuple)) and len(triple) == 3:

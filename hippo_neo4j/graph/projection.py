@@ -16,6 +16,11 @@ name that adds a digest of the passages (:func:`ensure_within`); this process ke
 a share of the server's heap (``FILTER_HEAP_SHARE``) and drops the rest, and a namespace's refresh drops those
 of older versions.
 
+Every projection and walk (``cypher/``) runs with GDS's progress logging off (``logProgress: false``): it wrote
+about a hundred lines to the server's logs for each projection and several for each walk, so that the logs of
+a server answering queries turned over every few minutes, and a walk on the musique mention graph is faster
+without it (80 walks, each paired with the same walk logged: median ratio 0.88).
+
 Before projecting, GDS's memory estimate for the namespace's node and relationship counts is compared with the
 server's free heap (:func:`check_memory`): a projection that cannot fit fails at once with both figures and
 the fix, instead of exhausting the heap midway. The catalogue calls (list, exists, drop) are plain Cypher, like
