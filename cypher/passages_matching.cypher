@@ -1,6 +1,7 @@
 // The namespace's passages whose metadata passes every condition of $filters ([{key, op, value}]: key the
 // `meta_` property, op one of = in < <= > >=; hippo_neo4j/metadata.py), as one row: their Neo4j node ids (what
-// the retrievers restrict to) and passage ids, and how many passages the namespace holds (`total`).
+// the retrievers restrict to), passage ids and content hashes (which key the projection of the graph they induce),
+// and how many passages the namespace holds (`total`).
 // Each value of a passage's metadata is a facet node (:HippoFacet {ns, key, value})-[:DESCRIBES]->(passage), a
 // list of strings one per element (cypher/write_passages.cypher), so a condition is an index seek on
 // (ns, key, value) (the hippo_facet constraint), equality and ranges alike, not a scan of the namespace's
@@ -37,5 +38,5 @@ CALL (i) {
 MATCH (f)-[:DESCRIBES]->(p:Passage)
 WITH DISTINCT i, p
 WITH p, count(*) AS passed WHERE passed = size($filters)
-WITH collect(id(p)) AS nodes, collect(p.id) AS ids
-RETURN nodes, ids, COUNT { MATCH (:Passage {ns: $ns}) } AS total
+WITH collect(id(p)) AS nodes, collect(p.id) AS ids, collect(coalesce(p.hash, '')) AS hashes
+RETURN nodes, ids, hashes, COUNT { MATCH (:Passage {ns: $ns}) } AS total

@@ -204,38 +204,50 @@ def test_a_filtered_query_links_to_and_names_only_the_phrases_of_its_passages(na
                 assert all(l.similarity <= link.similarity + 1e-6 for l in nearer)
     assert elsewhere
 
-def test_a_filters_projection_is_reused_until_a_write_and_the_oldest_dropped_beyond_the_budget(
+def test_a_filters_projection_outlives_other_passages_writes_and_the_oldest_goes_beyond_the_budget(
         memory_factory, driver, connection, monkeypatch):
+    """A filter's graph is projected once and walked until its own passages change (or the namespace is
+    re-embedded): another user's write leaves it as it is, and its rankings equal a namespace of its passages
+    alone after every write; beyond the process's budget the least recently used projection is dropped."""
     memory = memory_factory()
-    docs, late = docs_with_metadata()[:12], docs_with_metadata()[12]
-    memory.index(docs)
+    alone = memory_factory()
+    docs = docs_with_metadata()
+    memory.index(docs[:12])
 
     def filter_graphs() -> set[str]:
         return {r["graphName"] for r in driver.execute_query(
             "CALL gds.graph.list() YIELD graphName WHERE graphName STARTS WITH $prefix AND graphName CONTAINS '@' "
             "RETURN graphName", prefix=f"hippo:{memory.namespace}:v", database_=connection.database).records}
 
-    def ask(user: str):
+    def ask(user: str, where=None):
         doc = next(d for d in docs if d.metadata["user"] == user)
-        return memory.query(doc.text[:200], mode="hipporag1", top_k=3, entities=entities_of(doc),
-                            filters={"user": user})
+        args = dict(mode="hipporag1", top_k=3, entities=entities_of(doc))
+        return (where or memory).query(doc.text[:200], **args, **({} if where else {"filters": {"user": user}}))
 
     first = ask("u1")
     u1 = filter_graphs()
     assert len(u1) == 1 and first.passages
-    assert ask("u1").graph_version == first.graph_version and filter_graphs() == u1  # reused, not projected again
-    ask("u2")
-    assert len(filter_graphs()) == 2 and u1 < filter_graphs()
+    assert ask("u1").passages == first.passages and filter_graphs() == u1  # reused, not projected again
+    # another user's write: u1's graph is the same, so is its projection, walked as the current version's
+    memory.index([docs[14]])  # user u2
+    again = ask("u1")
+    assert again.graph_version > first.graph_version and again.writes_behind == 0 and filter_graphs() == u1
+    assert [p.id for p in again.passages] == [p.id for p in first.passages]
+    # a write of u1's own: its graph is projected anew, and ranks as a namespace of u1's passages alone
+    memory.index([docs[13]])  # user u1
+    alone.index([d for d in docs[:14] if d.metadata["user"] == "u1"])
+    mine = ask("u1")
+    assert len(filter_graphs() - u1) == 1
+    assert [p.id for p in mine.passages] == [p.id for p in ask("u1", alone).passages]
     # a budget that holds one projection: the least recently used goes from the catalogue
     monkeypatch.setitem(projection._budgets, (str(id(memory.driver)), connection.database), 1)
     ask("u3")
     assert len(filter_graphs()) == 1 and not filter_graphs() & u1
-    # a write moves the namespace's version: the filter's next query projects its graph at the new one, and the
-    # old projection is dropped
-    before = filter_graphs()
-    memory.index([late])
-    after = ask("u3")
-    assert after.graph_version > first.graph_version and len(filter_graphs()) == 1 and filter_graphs() != before
+    # a re-embedding rebuilds the synonym edges: every filter's graph is projected anew
+    u3 = filter_graphs()
+    memory.reembed(memory.encoder)
+    ask("u3")
+    assert len(filter_graphs()) == 1 and filter_graphs() != u3
 
 
 def test_metadata_alone_is_written_without_extracting_or_embedding_again(memory_factory, driver, connection):

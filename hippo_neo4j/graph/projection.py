@@ -42,6 +42,7 @@ from neo4j import Driver
 from neo4j.exceptions import ClientError
 
 from .. import capabilities
+from ..config import env_number
 from ..db import cypher
 from ..errors import ServerError
 from . import reset
@@ -61,9 +62,10 @@ KINDS = {
     "mentions": (":mentions", "project_mention_graph"),
 }
 # A filter's projections (the graph its passages induce) and their bytes, by (driver, database, namespace, kind,
-# digest), the least recently used first. While they hold more than FILTER_HEAP_SHARE of the server's heap
-# (FILTER_BYTES where the server does not say), the oldest is dropped from the catalogue: however small the graph,
-# GDS gives a projection about 9 MiB (29 MiB when read by several threads) on a server of 200,000 nodes.
+# digest), the least recently used first. While they hold more than HIPPO_FILTER_HEAP_SHARE (FILTER_HEAP_SHARE) of
+# the server's heap (FILTER_BYTES where the server does not say), the oldest is dropped from the catalogue: however
+# small the graph, GDS gives a projection about 9 MiB (29 MiB when read by several threads) on a server of
+# 200,000 nodes, so a 4 GB heap keeps about 45 of them (15 users' graphs for each of the three graph kinds).
 _filtered: "OrderedDict[tuple[str, str, str, str, str], tuple[Projection, int]]" = OrderedDict()
 FILTER_HEAP_SHARE = 0.1
 FILTER_BYTES = 256 * 2**20
@@ -129,7 +131,13 @@ class Projection:
 
 
 def namespace_version(driver: Driver, database: str, ns: str) -> int:
-    return driver.execute_query(cypher("namespace_version"), ns=ns, database_=database).records[0]["version"]
+    return namespace_state(driver, database, ns)[0]
+
+
+def namespace_state(driver: Driver, database: str, ns: str) -> tuple[int, int]:
+    """The namespace's graph version and the version of its last re-embedding (``cypher/namespace_version``)."""
+    rec = driver.execute_query(cypher("namespace_version"), ns=ns, database_=database).records[0]
+    return rec["version"], rec["epoch"]
 
 
 def bump_version(tx, ns: str) -> int:  # noqa: ANN001 - a neo4j ManagedTransaction
@@ -165,9 +173,13 @@ def drop(driver: Driver, database: str, ns: str, keep_version: int | None = None
     if keep_version is None:
         forget(driver, database, ns, cancel=True)
     dropped = []
+    with _locks_guard:
+        held = {found.name for found, _ in _filtered.values()} if keep_version is not None else set()
     for name in _existing(driver, database, ns):
-        version, its_kind, fmt, _ = _parse(name, ns)  # type: ignore[misc] - _existing keeps this namespace's names
-        keep = version == keep_version and fmt == _format(driver, database, its_kind)
+        version, its_kind, fmt, digest = _parse(name, ns)  # type: ignore[misc] - _existing keeps this namespace's names
+        # a filter's projection stays valid across versions (ensure_within): this process's are kept, others'
+        # (perhaps of a process that has ended) go, and a process still walking one projects it again
+        keep = (version == keep_version or (digest and name in held)) and fmt == _format(driver, database, its_kind)
         if not keep and kind in (None, its_kind):
             _drop(driver, database, name)
             dropped.append(name)
@@ -279,27 +291,35 @@ def _filter_budget(driver: Driver, database: str) -> int:
     key = (str(id(driver)), database)
     if key not in _budgets:
         heap = server_heap(driver, database)["max_heap"]
-        _budgets[key] = int(FILTER_HEAP_SHARE * heap) if heap else FILTER_BYTES
+        share = env_number("HIPPO_FILTER_HEAP_SHARE", FILTER_HEAP_SHARE, float)
+        _budgets[key] = int(share * heap) if heap else int(share / FILTER_HEAP_SHARE * FILTER_BYTES)
     return _budgets[key]
 
 
-def ensure_within(driver: Driver, database: str, ns: str, kind: str, nodes: list[int], ids: list[str]) -> Projection:
+def ensure_within(driver: Driver, database: str, ns: str, kind: str, nodes: list[int], ids: list[str],
+                  hashes: list[str]) -> Projection:
     """The projection of ``kind`` of the graph that a filter's passages (``nodes``: their Neo4j node ids,
-    ``ids``: their passage ids) induce, at the namespace's current graph version, projected now if this process
-    has none (``cypher/project_*_graph_within.cypher``): the graph a namespace of those passages alone would
-    hold, so that a walk from the filter's seeds stays among them. Its name is the namespace projection's with
-    ``@`` and a digest of the passages and of the statement, so another process with the same filter reuses it.
-    No node passes, or the passages hold none of this kind: a projection of 0 nodes, not in the catalogue."""
-    version = namespace_version(driver, database, ns)
+    ``ids``: their passage ids, ``hashes``: their content hashes) induce (``cypher/project_*_graph_within.cypher``):
+    the graph a namespace of those passages alone would hold, so that a walk from the filter's seeds stays among
+    them. It is keyed by the passages, their contents and the namespace's last re-embedding, not by its graph
+    version: what other passages' writes change is outside it (they add phrases those passages do not mention and
+    synonym edges to those only, and remove phrases no passage mentions), so one user's write does not make every
+    other user's graph project again. Its name is the namespace projection's at the version it was made, with
+    ``@`` and that key's digest, so another process with the same filter reuses it; it is walked as the current
+    version's. No node passes, or the passages hold none of this kind: a projection of 0 nodes, not in the
+    catalogue."""
+    current, epoch = namespace_state(driver, database, ns)
     statement = _within_statement(driver, database, kind)
-    digest = hashlib.sha256(f"{statement}\n{sorted(nodes)}".encode()).hexdigest()[:16]
+    passages = sorted(zip(nodes, hashes))
+    digest = hashlib.sha256(f"{statement}\n{epoch}\n{passages}".encode()).hexdigest()[:16]
     key = (str(id(driver)), database, ns, kind, digest)
     with _locks_guard:
         known = _filtered.get(key)
         if known is not None:
             _filtered.move_to_end(key)
-    if known is not None and known[0].version == version:
-        return replace(known[0], current=version, created=False)
+    if known is not None:
+        return replace(known[0], version=current, current=current, created=False)
+    version = current
     name = f"{graph_name(ns, version, kind, capabilities.of(driver, database).weighted_sources)}@{digest}"
     if not nodes:
         return Projection(name, version, 0, 0, created=False, current=version)
@@ -311,19 +331,25 @@ def ensure_within(driver: Driver, database: str, ns: str, kind: str, nodes: list
         return dict(found) if found is not None else None
 
     def project(tx):  # noqa: ANN001, ANN202
-        created = listed(tx) is None
-        if created:
+        found = listed(tx)
+        if found is not None:
+            return found, False
+        if tx.run(statement, graph=name, ns=ns, only=nodes, ids=ids).single()["graph"] is None:
+            return None, False  # no row: GDS made no graph
+        return listed(tx), True
+
+    with _lock(driver, database, f"{ns}@{digest}"):  # this process's callers wait for one projection
+        with _locks_guard:
+            known = _filtered.get(key)
+        if known is not None:
+            return replace(known[0], version=current, current=current, created=False)
+        with driver.session(database=database) as session:
             try:
-                if tx.run(statement, graph=name, ns=ns, only=nodes, ids=ids).single()["graph"] is None:
-                    return None, False  # no row: GDS made no graph
-            except ClientError as exc:  # projected meanwhile by another client
+                rec, created = session.execute_write(project)
+            except ClientError as exc:  # projected meanwhile by another process
                 if "already exists" not in str(exc):
                     raise
-                created = False
-        return listed(tx), created
-
-    with driver.session(database=database) as session:
-        rec, created = session.execute_write(project)
+                rec, created = session.execute_read(listed), False
     if rec is None:
         return Projection(name, version, 0, 0, created=False, current=version)
     found = Projection(name, version, rec["nodes"], rec["relationships"], created=created, current=version)
@@ -334,7 +360,7 @@ def ensure_within(driver: Driver, database: str, ns: str, kind: str, nodes: list
         evicted = []
         while len(_filtered) > 1 and sum(size for _, size in _filtered.values()) > budget:
             evicted.append(_filtered.popitem(last=False)[1][0])
-    for old in evicted + ([known[0]] if known is not None else []):
+    for old in evicted:
         _drop(driver, database, old.name)
     return found
 

@@ -181,12 +181,12 @@ class GraphStore:
     def walk(
         self, statement: str, kind: str, *, fresh: bool = True, needs: int = 0,
         prepare: Callable[[projection.Projection], dict[str, Any]] | None = None,
-        within: tuple[list[int], list[str]] | None = None, **params: Any,
+        within: tuple[list[int], list[str], list[str]] | None = None, **params: Any,
     ) -> tuple[list[Any], projection.Projection]:
         """Run a PPR statement (``$graph``, ``$graphVersion``) on a projection of ``kind``: the current one
         (``fresh``, projected first if needed) or the newest complete one, refreshed in the background when
-        it is behind (:func:`projection.ensure`); with ``within`` (a filter's passages: node ids and passage ids)
-        the current projection of the graph they induce (:func:`projection.ensure_within`). ``prepare(projection)``
+        it is behind (:func:`projection.ensure`); with ``within`` (a filter's passages: node ids, passage ids and
+        content hashes) the projection of the graph they induce (:func:`projection.ensure_within`). ``prepare(projection)``
         gives the parameters that depend on the projection walked (its passage seeds). The records, and the
         projection they came from."""
         def run(graph: projection.Projection) -> list[Any]:

@@ -34,16 +34,17 @@ EXACT_WITHIN = 500
 
 class Scope:
     """The passages a filter leaves (``cypher/passages_matching.cypher``): their Neo4j node ids (``nodes``,
-    the ``$only`` of the statements) and passage ids (``ids``), and how many passages the namespace holds
-    (``total``)."""
+    the ``$only`` of the statements), passage ids (``ids``) and content hashes (``hashes``), and how many passages
+    the namespace holds (``total``)."""
 
-    def __init__(self, nodes: list[int], total: int, ids: list[str]) -> None:
+    def __init__(self, nodes: list[int], total: int, ids: list[str], hashes: list[str] | None = None) -> None:
         self.nodes, self.total, self.ids = nodes, total, ids
+        self.hashes = hashes if hashes is not None else [""] * len(nodes)
 
     @classmethod
     def of(cls, store: GraphStore, filters: Filters) -> "Scope":
         found = store.run("passages_matching", filters=filters.parameters())[0]
-        return cls(list(found["nodes"]), found["total"], list(found["ids"]))
+        return cls(list(found["nodes"]), found["total"], list(found["ids"]), list(found["hashes"]))
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -90,9 +91,9 @@ class Query(BaseModel):
         scope = self.scope
         return UNRESTRICTED if scope is None else {"only": scope.nodes, "matching": len(scope)}
 
-    def within(self) -> tuple[list[int], list[str]] | None:
+    def within(self) -> tuple[list[int], list[str], list[str]] | None:
         """The walks' ``within`` (:meth:`GraphStore.walk`): the filter's passages, whose graph they walk."""
-        return None if self.scope is None else (self.scope.nodes, self.scope.ids)
+        return None if self.scope is None else (self.scope.nodes, self.scope.ids, self.scope.hashes)
 
 
 @dataclass
