@@ -27,7 +27,10 @@ from hippo_neo4j.evaluation.reference import InProcess  # noqa: E402
 from hippo_neo4j.extract import make_extractor  # noqa: E402
 from hippo_neo4j.graph import projection  # noqa: E402
 from hippo_neo4j.models import Extraction, IndexReport, PassageIn  # noqa: E402
+from hippo_neo4j.retrieve.hipporag1 import ppr_parameters  # noqa: E402
 from hippo_neo4j.retrieve.hipporag2 import mass_floor, passage_seeds, ppr2_parameters  # noqa: E402
+from hippo_neo4j.retrieve.linking import LINK_CANDIDATES  # noqa: E402
+from hippo_neo4j.text import normalize_phrase  # noqa: E402
 from hippo_neo4j.runtime import server  # noqa: E402
 
 MUSIQUE = "musique_train"
@@ -188,6 +191,31 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         steps("pagerank", lambda: memory.store.run("bench_ppr2_only", **params))  # the walk alone
         steps("ppr_passages", lambda: memory.store.run("ppr2_passages", **params))
         steps("total", lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False))
+    return steps.medians()
+
+
+def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
+    """Median milliseconds of each step of a hipporag1 query through Neo4j, its query entities given: encoding
+    them, linking them (the phrase index's statement), the projection check, GDS PageRank alone on the same seeds
+    (``cypher/bench_ppr_only.cypher``), the walk's statement, and the whole query."""
+    steps = Steps("entities_encode", "linking", "projection_check", "pagerank", "ppr_passages", "total")
+    cfg = memory.config
+    for q in queries:
+        names = list(dict.fromkeys(e for e in q.entities or () if normalize_phrase(e)))
+        if not names:
+            continue
+        vectors = steps("entities_encode", lambda: memory.encoder.encode([normalize_phrase(e) for e in names]))
+        rows = [{"key": e, "embedding": v.tolist()} for e, v in zip(names, vectors)]
+        steps("linking", lambda: memory.store.phrase_neighbours(rows, LINK_CANDIDATES))
+        seeds = {link.phrase: link.weight for link in memory.link_entities(names) if link.weight > 0}
+        if not seeds:
+            continue
+        graph = steps("projection_check", lambda: projection.ensure(
+            memory.driver, memory.database, memory.namespace, "phrase"))
+        params = ppr_parameters(cfg, seeds, top_k) | {"graph": graph.name, "graphVersion": graph.version}
+        steps("pagerank", lambda: memory.store.run("bench_ppr_only", **params))  # the walk alone
+        steps("ppr_passages", lambda: memory.store.run("ppr_passages", **params))
+        steps("total", lambda: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities))
     return steps.medians()
 
 

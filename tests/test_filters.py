@@ -219,10 +219,12 @@ def test_a_filters_projection_outlives_other_passages_writes_and_the_oldest_goes
             "CALL gds.graph.list() YIELD graphName WHERE graphName STARTS WITH $prefix AND graphName CONTAINS '@' "
             "RETURN graphName", prefix=f"hippo:{memory.namespace}:v", database_=connection.database).records}
 
-    def ask(user: str, where=None):
+    def ask(user: str, where=None, filtered=None):
         doc = next(d for d in docs if d.metadata["user"] == user)
         args = dict(mode="hipporag1", top_k=3, entities=entities_of(doc))
-        return (where or memory).query(doc.text[:200], **args, **({} if where else {"filters": {"user": user}}))
+        if where is not None:  # a namespace of the user's passages alone
+            return where.query(doc.text[:200], **args)
+        return (filtered or memory).query(doc.text[:200], filters={"user": user}, **args)
 
     first = ask("u1")
     u1 = filter_graphs()
@@ -239,10 +241,19 @@ def test_a_filters_projection_outlives_other_passages_writes_and_the_oldest_goes
     mine = ask("u1")
     assert len(filter_graphs() - u1) == 1
     assert [p.id for p in mine.passages] == [p.id for p in ask("u1", alone).passages]
-    # a budget that holds one projection: the least recently used goes from the catalogue
+    # another client's projection, left behind when it ends (a CLI call, a stopped worker)
+    from hippo_neo4j import HippoRAG
+    from hippo_neo4j.db import connect
+
+    with connect(connection) as other_driver:
+        other = HippoRAG(connection, namespace=memory.namespace, driver=other_driver, extractor=memory.extractor)
+        ask("u2", filtered=other)
+    left = filter_graphs() - u1
+    assert left
+    # a budget that holds one projection: the least recently used goes, this client's and the ended one's alike
     monkeypatch.setitem(projection._budgets, (str(id(memory.driver)), connection.database), 1)
     ask("u3")
-    assert len(filter_graphs()) == 1 and not filter_graphs() & u1
+    assert len(filter_graphs()) == 1 and not filter_graphs() & (u1 | left)
     # a re-embedding rebuilds the synonym edges: every filter's graph is projected anew
     u3 = filter_graphs()
     memory.reembed(memory.encoder)

@@ -13,8 +13,8 @@ another process is recognised and reused). Older snapshots of the namespace are 
 A metadata filter's query walks the graph its passages induce (their phrases and the edges among them: the
 graph a namespace of those passages alone would hold), projected at the namespace's current version under a
 name that adds a digest of the passages (:func:`ensure_within`); this process keeps those it used last within
-a share of the server's heap (``FILTER_HEAP_SHARE``) and drops the rest, and a namespace's refresh drops those
-of older versions.
+a share of the server's heap (``FILTER_HEAP_SHARE``) and drops the rest, and the oldest of the catalogue's
+beyond that share (clients that ended leave theirs behind).
 
 Every projection and walk (``cypher/``) runs with GDS's progress logging off (``logProgress: false``): it wrote
 about a hundred lines to the server's logs for each projection and several for each walk, so that the logs of
@@ -362,7 +362,29 @@ def ensure_within(driver: Driver, database: str, ns: str, kind: str, nodes: list
             evicted.append(_filtered.popitem(last=False)[1][0])
     for old in evicted:
         _drop(driver, database, old.name)
+    if created:
+        _trim_filtered(driver, database, budget, keep=name)
     return found
+
+
+def _trim_filtered(driver: Driver, database: str, budget: int, keep: str) -> None:
+    """Drop the oldest filter projections in the server's catalogue (every client's, of every namespace) while
+    they hold more than ``budget`` bytes, ``keep`` aside: a client that ended (a CLI call, a worker that was
+    stopped) leaves its projections behind, and only this bounds them. A client still walking one it lost
+    projects it again."""
+    records = driver.execute_query(
+        "CALL gds.graph.list() YIELD graphName, sizeInBytes, creationTime, database "
+        "WHERE database = $database AND graphName STARTS WITH $prefix AND graphName CONTAINS '@' "
+        "RETURN graphName, sizeInBytes ORDER BY creationTime DESC",
+        database=database, prefix=f"{PREFIX}:", database_=database).records
+    held = 0
+    for r in records:
+        held += r["sizeInBytes"]
+        if held > budget and r["graphName"] != keep:
+            _drop(driver, database, r["graphName"])
+            with _locks_guard:
+                for k in [k for k, (found, _) in _filtered.items() if found.name == r["graphName"]]:
+                    del _filtered[k]
 
 
 # ----------------------------------------------------------------------------------- background refresh
