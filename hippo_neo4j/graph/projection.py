@@ -183,15 +183,21 @@ def drop(driver: Driver, database: str, ns: str, keep_version: int | None = None
         if not keep and kind in (None, its_kind):
             _drop(driver, database, name)
             dropped.append(name)
-    with _locks_guard:  # a filter's projection dropped here is projected again when next used
-        for key in [k for k, (found, _) in _filtered.items() if found.name in dropped]:
-            del _filtered[key]
+    _unlist(dropped)  # a filter's projection dropped here is projected again when next used
     return dropped
 
 
 def _drop(driver: Driver, database: str, name: str) -> None:
     driver.execute_query("CALL gds.graph.drop($name, false) YIELD graphName RETURN graphName", name=name,
                          database_=database)
+
+
+def _unlist(names: Iterable[str]) -> None:
+    """Forget this process's filter projections of ``names`` (dropped from the catalogue)."""
+    gone = set(names)
+    with _locks_guard:
+        for key in [k for k, (found, _) in _filtered.items() if found.name in gone]:
+            del _filtered[key]
 
 
 def forget(driver: Driver, database: str, ns: str, *, cancel: bool = False) -> None:
@@ -313,16 +319,9 @@ def ensure_within(driver: Driver, database: str, ns: str, kind: str, nodes: list
     passages = sorted(zip(nodes, hashes))
     digest = hashlib.sha256(f"{statement}\n{epoch}\n{passages}".encode()).hexdigest()[:16]
     key = (str(id(driver)), database, ns, kind, digest)
-    with _locks_guard:
-        known = _filtered.get(key)
-        if known is not None:
-            _filtered.move_to_end(key)
-    if known is not None:
-        return replace(known[0], version=current, current=current, created=False)
-    version = current
-    name = f"{graph_name(ns, version, kind, capabilities.of(driver, database).weighted_sources)}@{digest}"
+    name = f"{graph_name(ns, current, kind, capabilities.of(driver, database).weighted_sources)}@{digest}"
     if not nodes:
-        return Projection(name, version, 0, 0, created=False, current=version)
+        return Projection(name, current, 0, 0, created=False, current=current)
 
     def listed(tx) -> dict | None:  # noqa: ANN001 - a neo4j ManagedTransaction
         found = tx.run("CALL gds.graph.list($name) YIELD nodeCount, relationshipCount, sizeInBytes "
@@ -341,6 +340,8 @@ def ensure_within(driver: Driver, database: str, ns: str, kind: str, nodes: list
     with _lock(driver, database, f"{ns}@{digest}"):  # this process's callers wait for one projection
         with _locks_guard:
             known = _filtered.get(key)
+            if known is not None:
+                _filtered.move_to_end(key)
         if known is not None:
             return replace(known[0], version=current, current=current, created=False)
         with driver.session(database=database) as session:
@@ -351,8 +352,8 @@ def ensure_within(driver: Driver, database: str, ns: str, kind: str, nodes: list
                     raise
                 rec, created = session.execute_read(listed), False
     if rec is None:
-        return Projection(name, version, 0, 0, created=False, current=version)
-    found = Projection(name, version, rec["nodes"], rec["relationships"], created=created, current=version)
+        return Projection(name, current, 0, 0, created=False, current=current)
+    found = Projection(name, current, rec["nodes"], rec["relationships"], created=created, current=current)
     budget = _filter_budget(driver, database)
     with _locks_guard:
         _filtered[key] = (found, rec["bytes"])
@@ -377,14 +378,13 @@ def _trim_filtered(driver: Driver, database: str, budget: int, keep: str) -> Non
         "WHERE database = $database AND graphName STARTS WITH $prefix AND graphName CONTAINS '@' "
         "RETURN graphName, sizeInBytes ORDER BY creationTime DESC",
         database=database, prefix=f"{PREFIX}:", database_=database).records
-    held = 0
+    held, dropped = 0, []
     for r in records:
         held += r["sizeInBytes"]
         if held > budget and r["graphName"] != keep:
             _drop(driver, database, r["graphName"])
-            with _locks_guard:
-                for k in [k for k, (found, _) in _filtered.items() if found.name == r["graphName"]]:
-                    del _filtered[k]
+            dropped.append(r["graphName"])
+    _unlist(dropped)
 
 
 # ----------------------------------------------------------------------------------- background refresh
