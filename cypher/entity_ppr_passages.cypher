@@ -46,9 +46,8 @@ WITH passageShare, count(*) AS windowSize,
      collect(CASE WHEN ours AND n:Phrase THEN [n, score] END) AS phrases
 CALL (phrases) {
   UNWIND phrases AS x
-  WITH x, x[0] AS ph
-  // with a filter, the explanation names only phrases its passages mention
-  WHERE $only IS NULL OR EXISTS { (ph)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
+  // with a filter the walk ran on the graph its passages induce, whose phrases are all mentioned by them: the
+  // explanation names only those
   WITH x ORDER BY x[1] DESC LIMIT $topPhrases
   RETURN collect(x) AS top
 }

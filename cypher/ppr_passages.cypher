@@ -23,9 +23,8 @@ WHERE ph:Phrase AND ph.ns = $ns AND coalesce(ph.since, 0) <= $graphVersion
 WITH collect([ph, score]) AS mass
 CALL (mass) {
   UNWIND mass AS x
-  WITH x, x[0] AS ph
-  // with a filter, the explanation names only phrases its passages mention
-  WHERE $only IS NULL OR EXISTS { (ph)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
+  // with a filter the walk ran on the graph its passages induce, whose phrases are all mentioned by them: the
+  // explanation names only those
   WITH x ORDER BY x[1] DESC LIMIT $topPhrases
   RETURN collect({phrase: x[0].text, mass: x[1]}) AS topPhrases
 }

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+
+import regex
 
 _NON_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
 
@@ -37,3 +40,24 @@ def lucene_escape(text: str) -> str:
     escaped = _LUCENE_SPECIAL.sub(r"\\\1", text)
     # AND / OR / NOT are operators only in upper case; lower-casing them keeps them as plain words
     return re.sub(r"\b(AND|OR|NOT)\b", lambda m: m.group(1).lower(), escaped)
+
+
+_WORD_BOUNDARY = regex.compile(r"\b", flags=regex.WORD | regex.V1)  # Unicode word boundaries (UAX #29)
+_HAS_ALNUM = regex.compile(r"[\p{L}\p{N}]")
+MAX_LUCENE_TOKEN = 255  # StandardTokenizer's longest token; a longer word is cut into pieces of this length
+
+
+@lru_cache(maxsize=8192)
+def lucene_terms(text: str | None) -> tuple[str, ...]:
+    """The terms Neo4j's default full-text analyzer (``standard-no-stop-words``: Lucene's StandardTokenizer, then
+    LowerCaseFilter) makes of ``text``: its words by the Unicode word-break rules (UAX #29: "don't", "3.5" and
+    "u.s.a" are one word each, "foo-bar" two, every Han or Hiragana character one), lower-cased a character at a
+    time. A Thai or Lao run, one token in Lucene, is cut into its characters here."""
+    if not text:
+        return ()
+    terms: list[str] = []
+    for word in _WORD_BOUNDARY.split(text):
+        if _HAS_ALNUM.search(word):
+            word = word.replace("\u0130", "i").lower()  # Java lower-cases a code point to one code point
+            terms.extend(word[i:i + MAX_LUCENE_TOKEN] for i in range(0, len(word), MAX_LUCENE_TOKEN))
+    return tuple(terms)

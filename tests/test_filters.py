@@ -109,13 +109,20 @@ def test_without_a_filter_every_mode_ranks_as_a_namespace_without_metadata(names
             assert tagged.filtered_passages is None and all(p.metadata for p in tagged.passages)
 
 
-def test_dense_within_a_users_filter_equals_a_namespace_of_that_user_alone(namespaces):
+@pytest.mark.parametrize("mode", ["dense", "bm25"])
+def test_a_search_within_a_users_filter_equals_a_namespace_of_that_user_alone(namespaces, mode):
+    """dense: exact cosines over the filter's passages; bm25: those passages scored as a full-text index holding
+    them alone scores them (its term statistics, not the shared namespace's, which give other scores)."""
     made, docs = namespaces
+    other_statistics = 0
     for doc in docs[:8]:
-        shared = made["tagged"].query(doc.text[:200], mode="dense", top_k=10, filters={"user": "u1"})
-        alone = made["u1"].query(doc.text[:200], mode="dense", top_k=10)
-        assert [p.id for p in shared.passages] == [p.id for p in alone.passages]
-        assert [p.score for p in shared.passages] == pytest.approx([p.score for p in alone.passages], abs=1e-6)
+        shared = made["tagged"].query(doc.text[:200], mode=mode, top_k=10, filters={"user": "u1"})
+        alone = made["u1"].query(doc.text[:200], mode=mode, top_k=10)
+        assert shared.passages and [p.id for p in shared.passages] == [p.id for p in alone.passages], doc.id
+        assert [p.score for p in shared.passages] == pytest.approx([p.score for p in alone.passages], rel=1e-6, abs=1e-6)
+        everyone = {p.id: p.score for p in made["tagged"].query(doc.text[:200], mode=mode, top_k=N).passages}
+        other_statistics += any(abs(everyone[p.id] - p.score) > 1e-3 for p in alone.passages)
+    assert other_statistics == (8 if mode == "bm25" else 0)
 
 
 @pytest.mark.parametrize("mode", ["hipporag1", "hipporag2", "entity-ppr", "hybrid"])
@@ -146,12 +153,19 @@ def test_a_large_filter_searches_the_vector_index_and_a_small_one_exactly(namesp
     asked = []
     run = memory.store.run
     monkeypatch.setattr(memory.store, "run", lambda name, **p: (asked.append(name), run(name, **p))[1])
-    exact = memory.query(docs[3].text, mode="dense", top_k=3, filters={"tag": {"in": ["even", "odd"]}})
+    every = {"tag": {"in": ["even", "odd"]}}
+    exact = memory.query(docs[3].text, mode="dense", top_k=3, filters=every)
+    lexical = memory.query(docs[3].text, mode="bm25", top_k=3, filters=every)
+    assert "bm25_matching" not in asked  # few pass: read with the filter and scored client-side
     monkeypatch.setattr(base, "EXACT_WITHIN", 4)
-    through_index = memory.query(docs[3].text, mode="dense", top_k=3, filters={"tag": {"in": ["even", "odd"]}})
-    assert "dense_matching" in asked and "dense_passages_within" in asked
+    through_index = memory.query(docs[3].text, mode="dense", top_k=3, filters=every)
+    lexical_index = memory.query(docs[3].text, mode="bm25", top_k=3, filters=every)
+    assert "dense_matching" in asked and "dense_passages_within" in asked and "bm25_matching" in asked
     assert [p.id for p in exact.passages] == [p.id for p in through_index.passages]
     assert exact.passages[0].id == docs[3].id
+    # every passage passes: the namespace's own statistics either way
+    assert [p.id for p in lexical.passages] == [p.id for p in lexical_index.passages]
+    assert [p.score for p in lexical.passages] == pytest.approx([p.score for p in lexical_index.passages], rel=1e-6)
 
 
 @pytest.mark.parametrize("exact_within", [500, 4])
@@ -250,6 +264,8 @@ def test_a_filters_projection_outlives_other_passages_writes_and_the_oldest_goes
         ask("u2", filtered=other)
     left = filter_graphs() - u1
     assert left
+    for name in left:  # as another process's, whose sizes this one has not seen
+        projection._sizes.pop(name, None)
     # a budget that holds one projection: the least recently used goes, this client's and the ended one's alike
     monkeypatch.setitem(projection._budgets, (str(id(memory.driver)), connection.database), 1)
     ask("u3")
@@ -353,3 +369,38 @@ def test_cli_filter_options_and_their_usage_errors(namespaces, connection):
             assert out.exit_code == 0 and json.loads(out.stdout)["filtered_passages"] == 0
         else:
             assert out.exit_code == 2 and says in out.output and "Traceback" not in out.output, out.output
+
+
+def test_bm25_of_few_passages_scores_as_neo4js_full_text_index_of_them(driver, connection):
+    """A filter's passages scored client-side (hippo_neo4j/retrieve/bm25.py) against a real full-text index over
+    the same passages: the same terms (apostrophes, decimals, hyphens, abbreviations, Han characters, a dotted
+    capital I, a word longer than Lucene's longest token), the same lengths as the norms keep them (1 to 400
+    terms), titles missing or empty, a term repeated in the query."""
+    import random
+
+    from hippo_neo4j.retrieve.bm25 import lucene_bm25
+    from hippo_neo4j.text import lucene_escape, lucene_terms
+
+    rng = random.Random(7)
+    words = ["the", "dog", "river", "bank", "Paris", "don't", "3.5", "U.S.A.", "foo-bar", "東京", "İstanbul",
+             "x" * 300, "1,000", "naïve", "O'Neil's", "e-mail:", "(c)"]
+    docs = [{"id": f"d{i}", "title": rng.choice([None, "", "The dog", "Paris river", "İstanbul foo-bar"]),
+             "text": " ".join(rng.choice(words) for _ in range(rng.choice([1, 5, 23, 24, 40, 130, 400])))}
+            for i in range(60)]
+    label, index = f"BmCheck{uuid.uuid4().hex[:8]}", f"bm_check_{uuid.uuid4().hex[:8]}"
+    run = lambda text, **p: driver.execute_query(text, **p, database_=connection.database).records  # noqa: E731
+    run(f"CREATE FULLTEXT INDEX {index} FOR (p:{label}) ON EACH [p.title, p.text]")
+    try:
+        run(f"UNWIND $docs AS d CREATE (p:{label}) SET p = d", docs=docs)
+        run("CALL db.awaitIndexes(300)")
+        for query in ["dog", "the dog the river", "Paris bank don't", "U.S.A. 3.5 1,000", "東京 istanbul",
+                      "foo-bar e-mail", "x" * 300, "naïve o'neil's (c)"]:
+            found = {r["id"]: r["score"] for r in run(
+                f"CALL db.index.fulltext.queryNodes('{index}', $q, {{limit: 100}}) YIELD node, score "
+                "RETURN node.id AS id, score", q=lucene_escape(query))}
+            ours = {d["id"]: s for d, s in zip(docs, lucene_bm25(lucene_terms(query), docs)) if s > 0}
+            assert found and set(found) == set(ours), query
+            assert [ours[k] for k in found] == pytest.approx(list(found.values()), rel=1e-6), query
+    finally:
+        run(f"DROP INDEX {index}")
+        run(f"MATCH (p:{label}) DELETE p")

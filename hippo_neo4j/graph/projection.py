@@ -67,6 +67,8 @@ KINDS = {
 # small the graph, GDS gives a projection about 9 MiB (29 MiB when read by several threads) on a server of
 # 200,000 nodes, so a 4 GB heap keeps about 45 of them (15 users' graphs for each of the three graph kinds).
 _filtered: "OrderedDict[tuple[str, str, str, str, str], tuple[Projection, int]]" = OrderedDict()
+# every filter projection's size in bytes this process has seen in the catalogue (_trim_filtered), by name
+_sizes: dict[str, int] = {}
 FILTER_HEAP_SHARE = 0.1
 FILTER_BYTES = 256 * 2**20
 _budgets: dict[tuple[str, str], int] = {}
@@ -303,7 +305,7 @@ def _filter_budget(driver: Driver, database: str) -> int:
 
 
 def ensure_within(driver: Driver, database: str, ns: str, kind: str, nodes: list[int], ids: list[str],
-                  hashes: list[str]) -> Projection:
+                  hashes: list[str], state: tuple[int, int] | None = None) -> Projection:
     """The projection of ``kind`` of the graph that a filter's passages (``nodes``: their Neo4j node ids,
     ``ids``: their passage ids, ``hashes``: their content hashes) induce (``cypher/project_*_graph_within.cypher``):
     the graph a namespace of those passages alone would hold, so that a walk from the filter's seeds stays among
@@ -313,8 +315,9 @@ def ensure_within(driver: Driver, database: str, ns: str, kind: str, nodes: list
     other user's graph project again. Its name is the namespace projection's at the version it was made, with
     ``@`` and that key's digest, so another process with the same filter reuses it; it is walked as the current
     version's. No node passes, or the passages hold none of this kind: a projection of 0 nodes, not in the
-    catalogue."""
-    current, epoch = namespace_state(driver, database, ns)
+    catalogue. ``state``: the namespace's graph version and last re-embedding as the caller read them with the
+    passages (:func:`namespace_state` otherwise)."""
+    current, epoch = state if state is not None else namespace_state(driver, database, ns)
     statement = _within_statement(driver, database, kind)
     passages = sorted(zip(nodes, hashes))
     digest = hashlib.sha256(f"{statement}\n{epoch}\n{passages}".encode()).hexdigest()[:16]
@@ -357,6 +360,7 @@ def ensure_within(driver: Driver, database: str, ns: str, kind: str, nodes: list
     budget = _filter_budget(driver, database)
     with _locks_guard:
         _filtered[key] = (found, rec["bytes"])
+        _sizes[name] = rec["bytes"]
         _filtered.move_to_end(key)
         evicted = []
         while len(_filtered) > 1 and sum(size for _, size in _filtered.values()) > budget:
@@ -373,17 +377,28 @@ def _trim_filtered(driver: Driver, database: str, budget: int, keep: str) -> Non
     they hold more than ``budget`` bytes, ``keep`` aside: a client that ended (a CLI call, a worker that was
     stopped) leaves its projections behind, and only this bounds them. A client still walking one it lost
     projects it again."""
-    records = driver.execute_query(
-        "CALL gds.graph.list() YIELD graphName, sizeInBytes, creationTime, database "
+    names = [r["graphName"] for r in driver.execute_query(
+        "CALL gds.graph.list() YIELD graphName, creationTime, database "
         "WHERE database = $database AND graphName STARTS WITH $prefix AND graphName CONTAINS '@' "
-        "RETURN graphName, sizeInBytes ORDER BY creationTime DESC",
-        database=database, prefix=f"{PREFIX}:", database_=database).records
+        "RETURN graphName ORDER BY creationTime DESC",
+        database=database, prefix=f"{PREFIX}:", database_=database).records]
+    with _locks_guard:
+        known = {name: _sizes[name] for name in names if name in _sizes}
+    unknown = [name for name in names if name not in known]
+    if unknown:  # other clients' (GDS measures each graph it lists: about 0.6 ms a graph, so only those)
+        for r in driver.execute_query("UNWIND $names AS name CALL gds.graph.list(name) YIELD graphName, sizeInBytes "
+                                      "RETURN graphName, sizeInBytes", names=unknown, database_=database).records:
+            known[r["graphName"]] = r["sizeInBytes"]
     held, dropped = 0, []
-    for r in records:
-        held += r["sizeInBytes"]
-        if held > budget and r["graphName"] != keep:
-            _drop(driver, database, r["graphName"])
-            dropped.append(r["graphName"])
+    for name in names:
+        held += known.get(name, 0)
+        if held > budget and name != keep:
+            _drop(driver, database, name)
+            dropped.append(name)
+    with _locks_guard:  # a projection's size never changes; those no longer listed are forgotten
+        for name in (set(_sizes) - set(names)) | set(dropped):
+            _sizes.pop(name, None)
+        _sizes.update((name, size) for name, size in known.items() if name not in dropped)
     _unlist(dropped)
 
 

@@ -181,26 +181,29 @@ class GraphStore:
     def walk(
         self, statement: str, kind: str, *, fresh: bool = True, needs: int = 0,
         prepare: Callable[[projection.Projection], dict[str, Any]] | None = None,
-        within: tuple[list[int], list[str], list[str]] | None = None, **params: Any,
+        within: tuple[list[int], list[str], list[str], tuple[int, int] | None] | None = None, **params: Any,
     ) -> tuple[list[Any], projection.Projection]:
         """Run a PPR statement (``$graph``, ``$graphVersion``) on a projection of ``kind``: the current one
         (``fresh``, projected first if needed) or the newest complete one, refreshed in the background when
         it is behind (:func:`projection.ensure`); with ``within`` (a filter's passages: node ids, passage ids and
-        content hashes) the projection of the graph they induce (:func:`projection.ensure_within`). ``prepare(projection)``
+        content hashes, and the namespace's state when they were read, asked again on a retry) the projection of
+        the graph they induce (:func:`projection.ensure_within`). ``prepare(projection)``
         gives the parameters that depend on the projection walked (its passage seeds). The records, and the
         projection they came from."""
         def run(graph: projection.Projection) -> list[Any]:
             more = prepare(graph) if prepare is not None else {}
             return self.run(statement, graph=graph.name, graphVersion=graph.version, **params, **more)
 
-        def current(fresh: bool) -> projection.Projection:
+        def current(fresh: bool, retry: bool = False) -> projection.Projection:
             if within is not None:
-                return projection.ensure_within(self.driver, self.database, self.namespace, kind, *within)
+                nodes, ids, hashes, state = within
+                return projection.ensure_within(self.driver, self.database, self.namespace, kind, nodes, ids, hashes,
+                                                state=None if retry else state)
             return projection.ensure(self.driver, self.database, self.namespace, kind, fresh=fresh)
 
         graph = current(fresh)
         if graph.version < needs:  # a seed is newer than this projection
-            graph = current(True)
+            graph = current(True, retry=True)
         if within is not None and not graph.nodes:  # the filter's passages make no graph of this kind
             return [], graph
         try:
@@ -212,7 +215,7 @@ class GraphStore:
             if not any(m in str(exc) for m in ("not found", "does not exist", "do not exist")):
                 raise
             projection.forget(self.driver, self.database, self.namespace)
-            graph = current(True)
+            graph = current(True, retry=True)
             return run(graph), graph
 
     def has_passages(self) -> bool:

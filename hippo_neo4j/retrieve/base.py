@@ -37,14 +37,19 @@ class Scope:
     the ``$only`` of the statements), passage ids (``ids``) and content hashes (``hashes``), and how many passages
     the namespace holds (``total``)."""
 
-    def __init__(self, nodes: list[int], total: int, ids: list[str], hashes: list[str] | None = None) -> None:
+    def __init__(self, nodes: list[int], total: int, ids: list[str], hashes: list[str] | None = None,
+                 passages: list[dict[str, Any]] | None = None, state: tuple[int, int] | None = None) -> None:
         self.nodes, self.total, self.ids = nodes, total, ids
         self.hashes = hashes if hashes is not None else [""] * len(nodes)
+        self.passages = passages  # id, title, text and meta of each, when asked for and few pass
+        self.state = state  # the namespace's graph version and last re-embedding when read (None: not read)
 
     @classmethod
-    def of(cls, store: GraphStore, filters: Filters) -> "Scope":
-        found = store.run("passages_matching", filters=filters.parameters())[0]
-        return cls(list(found["nodes"]), found["total"], list(found["ids"]), list(found["hashes"]))
+    def of(cls, store: GraphStore, filters: Filters, texts: bool = False) -> "Scope":
+        """The passages ``filters`` leave; with ``texts``, also their titles and texts when few pass."""
+        found = store.run("passages_matching", filters=filters.parameters(), texts=texts, exactWithin=EXACT_WITHIN)[0]
+        return cls(list(found["nodes"]), found["total"], list(found["ids"]), list(found["hashes"]), found["passages"],
+                   (found["version"], found["epoch"]))
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -91,9 +96,11 @@ class Query(BaseModel):
         scope = self.scope
         return UNRESTRICTED if scope is None else {"only": scope.nodes, "matching": len(scope)}
 
-    def within(self) -> tuple[list[int], list[str], list[str]] | None:
-        """The walks' ``within`` (:meth:`GraphStore.walk`): the filter's passages, whose graph they walk."""
-        return None if self.scope is None else (self.scope.nodes, self.scope.ids, self.scope.hashes)
+    def within(self) -> tuple[list[int], list[str], list[str], tuple[int, int] | None] | None:
+        """The walks' ``within`` (:meth:`GraphStore.walk`): the filter's passages, whose graph they walk, and the
+        namespace's state when they were read."""
+        scope = self.scope
+        return None if scope is None else (scope.nodes, scope.ids, scope.hashes, scope.state)
 
 
 @dataclass
@@ -157,6 +164,7 @@ class Retriever(ABC):
     name: ClassVar[str]
     graph: ClassVar[bool] = False  # walks the graph (and may fall back to dense retrieval)
     links_entities: ClassVar[bool] = False  # links query entities to phrases
+    reads_passages: ClassVar[bool] = False  # scores a filter's passages itself: Scope.of reads them when few pass
 
     def __init__(self, context: RetrievalContext) -> None:
         self.context = context
@@ -180,7 +188,7 @@ class Retriever(ABC):
         entities = [scrub(e) for e in query.entities if isinstance(e, str)] if query.entities is not None else None
         update: dict[str, Any] = {"text": text, "entities": entities}
         if query.filters is not None and query.scope is None:
-            update["scope"] = Scope.of(self.store, query.filters)
+            update["scope"] = Scope.of(self.store, query.filters, texts=self.reads_passages)
         query = query.model_copy(update=update)
         result = self.get_search_results(query, config)
         if len(result.passages) < query.top_k:
