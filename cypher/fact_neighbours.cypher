@@ -7,8 +7,10 @@
 // ids, else null) by exact cosine over the facts found from the phrases those passages mention (a fact's subject
 // is one), since the index's nearest may hold none of them (hippo_neo4j/retrieve/linking.py). |P| then counts
 // those passages alone, as in the graph they induce, which the walk runs on (project_*_graph_within.cypher).
+// `nsVersion`: the namespace's graph version in the same snapshot (the walk that follows takes its projection's
+// version from it: graph/store.py).
 OPTIONAL MATCH (n:HippoNamespace {name: $ns})
-WITH n IS NULL OR coalesce(n.facts, false) AS complete
+WITH n IS NULL OR coalesce(n.facts, false) AS complete, coalesce(n.version, 0) AS nsVersion
 CALL () {
   WITH 1 AS one WHERE $nodes IS NULL
   CALL db.index.vector.queryNodes($indexes.fact, $k, $embedding) YIELD node AS f, score
@@ -23,11 +25,11 @@ CALL () {
   WHERE f.embedding IS NOT NULL AND any(source IN f.sources WHERE source IN $ids)
   RETURN f, vector.similarity.cosine(f.embedding, $embedding) AS score
 }
-WITH complete, f, score ORDER BY score DESC, f.id LIMIT $topK
+WITH complete, nsVersion, f, score ORDER BY score DESC, f.id LIMIT $topK
 RETURN f.id AS id, f.subject AS subject, f.predicate AS predicate, f.object AS object, 2 * score - 1 AS score,
        COUNT { (:Phrase {ns: $ns, text: f.subject})-[:MENTIONED_IN]->(p) WHERE $ids IS NULL OR p.id IN $ids } AS subjectPassages,
        COUNT { (:Phrase {ns: $ns, text: f.object})-[:MENTIONED_IN]->(p) WHERE $ids IS NULL OR p.id IN $ids } AS objectPassages,
        COLLECT { MATCH (ph:Phrase {ns: $ns}) WHERE ph.text IN [f.subject, f.object]
                  RETURN coalesce(ph.since, 0) AS s ORDER BY s DESC LIMIT 1 }[0] AS since,
-       complete
+       complete, nsVersion
 ORDER BY score DESC

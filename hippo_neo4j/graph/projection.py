@@ -218,18 +218,20 @@ def forget(driver: Driver, database: str, ns: str, *, cancel: bool = False) -> N
                 running.cancelled = True
 
 
-def ensure(driver: Driver, database: str, ns: str, kind: str = "phrase", *, fresh: bool = True) -> Projection:
+def ensure(driver: Driver, database: str, ns: str, kind: str = "phrase", *, fresh: bool = True,
+           version: int | None = None) -> Projection:
     """A projection of the namespace's graph of ``kind``.
 
     ``fresh``: the projection of the current graph version, projected now (and waited for) if needed.
     Otherwise the newest complete projection of ``kind``, however old: when it is behind, a background refresh
     (:func:`refresh_soon`) builds the current one and the caller does not wait for it; only a namespace with
-    no projection of ``kind`` at all is projected while the caller waits."""
-    version = namespace_version(driver, database, ns)
+    no projection of ``kind`` at all is projected while the caller waits. ``version``: the namespace's graph
+    version as the caller's query read it (asked here otherwise)."""
+    version = version if version is not None else namespace_version(driver, database, ns)
     key = (str(id(driver)), database, ns, kind)
     known = _known.get(key)
-    if known is not None and known.version == version:
-        return replace(known, current=version, created=False)
+    if known is not None and known.version >= version:  # newer: a write since the caller read, projected already
+        return replace(known, current=known.version, created=False)
     if not fresh:
         older = known if known is not None and known.version < version else _newest(driver, database, ns, kind, version)
         if older is not None:

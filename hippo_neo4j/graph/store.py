@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Callable
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator
 
 import numpy as np
 from neo4j import Driver
@@ -17,6 +19,21 @@ from ..errors import ConfigError
 from . import projection, reset
 
 VECTOR_BATCH = 500  # rows per vector-index lookup statement
+# A query's reading of its namespace's graph version (by namespace), taken from a statement that returned it beside
+# its results (`nsVersion`: the linking statements, which read the seeds in the same snapshot), so the walks
+# that follow ask for it no more (one round trip fewer a walk). Set per query (:func:`one_query`), per thread
+# or task; outside a query nothing is kept.
+_query_versions: ContextVar[dict[tuple[str, str], int] | None] = ContextVar("hippo_query_versions", default=None)
+
+
+@contextmanager
+def one_query() -> Iterator[None]:
+    """The scope of one query: versions its statements return (``nsVersion``) serve its walks, then are gone."""
+    token = _query_versions.set({})
+    try:
+        yield
+    finally:
+        _query_versions.reset(token)
 
 
 def usable(vector: np.ndarray) -> bool:
@@ -68,7 +85,7 @@ class GraphStore:
         """Run ``cypher/<name>.cypher`` with ``$ns`` bound to this namespace (and its ``$labels`` and
         ``$indexes``); the records. A PPR statement takes the form the server's GDS runs (``graph/reset.py``)."""
         text = reset.statement(name, capabilities.of(self.driver, self.database).weighted_sources)
-        records = lambda: self.driver.execute_query(text, **self.scope, database_=self.database, **params).records  # noqa: E731
+        records = lambda: self._seen(self.driver.execute_query(text, **self.scope, database_=self.database, **params).records)  # noqa: E731
         try:
             return records()
         except ClientError as exc:
@@ -167,6 +184,13 @@ class GraphStore:
         index: the record per key (``hits``, and ``passages``, |P_i| of the nearest hit)."""
         return self.search("phrase_neighbours", "rows", rows, k=k)
 
+    def _seen(self, records: list[Any]) -> list[Any]:
+        """Keep the namespace's graph version that ``records`` carry (``nsVersion``) for the query's walks."""
+        versions = _query_versions.get()
+        if versions is not None and records and "nsVersion" in records[0].keys():
+            versions[(self.database, self.namespace)] = records[0]["nsVersion"]
+        return records
+
     def search(
         self, statement: str, param: str, rows: list[Any], *, chunk: int = VECTOR_BATCH, **params: Any,
     ) -> dict[Any, Any]:
@@ -199,7 +223,9 @@ class GraphStore:
                 nodes, ids, hashes, state = within
                 return projection.ensure_within(self.driver, self.database, self.namespace, kind, nodes, ids, hashes,
                                                 state=None if retry else state)
-            return projection.ensure(self.driver, self.database, self.namespace, kind, fresh=fresh)
+            versions = _query_versions.get()
+            seen = None if retry or versions is None else versions.get((self.database, self.namespace))
+            return projection.ensure(self.driver, self.database, self.namespace, kind, fresh=fresh, version=seen)
 
         graph = current(fresh)
         if graph.version < needs:  # a seed is newer than this projection

@@ -17,7 +17,7 @@ from ..config import HippoConfig
 from ..errors import ConfigError
 from ..graph.passage_vectors import PassageCosines, PassageVectors
 from ..graph.projection import Projection
-from ..graph.store import GraphStore
+from ..graph.store import GraphStore, one_query
 from ..metadata import Filters, read
 from ..models import Contributor, RetrievalResult, RetrievedPassage, Seed
 from ..text import scrub
@@ -190,7 +190,8 @@ class Retriever(ABC):
         if query.filters is not None and query.scope is None:
             update["scope"] = Scope.of(self.store, query.filters, texts=self.reads_passages)
         query = query.model_copy(update=update)
-        result = self.get_search_results(query, config)
+        with one_query():  # a graph version the linking statement read serves the walks (graph/store.py)
+            result = self.get_search_results(query, config)
         if len(result.passages) < query.top_k:
             self.fill(result, query)
         if query.scope is not None:
