@@ -2,7 +2,7 @@
 // (phrases + passages; MENTIONED_IN links a passage to every entity it names), seeded with
 //   - the query's entities' phrases: $seeds [{text, weight}], weights 1/|P_i| scaled by the client to sum $entityShare;
 //   - every passage more similar to the query than the namespace's average, by its z-score
-//     z = (cos - mean) / sd: $passageSources [[node id, z / sum of z]], computed by the client
+//     z = (cos - mean) / sd: $passageSources [[node id (a float: toInteger), z / sum of z]], computed by the client
 //     (graph/passage_vectors.py), here scaled to sum 1 - $entityShare (`passageShare`; 1 when no entity links);
 // then passages ranked by their own PPR mass. `contributors`: the passage's phrases among the $topPhrases
 // with the most mass (of the $window nodes with the most), with that mass. `ranked` also holds the passages of
@@ -24,7 +24,7 @@ CALL () {
     RETURN collect([ph, seed.weight]) AS phraseSources
   }
   WITH phraseSources, CASE WHEN size(phraseSources) > 0 THEN 1.0 - $entityShare ELSE 1.0 END AS passageShare
-  WITH phraseSources, passageShare, [x IN $passageSources | [x[0], passageShare * x[1]]] AS passageSources
+  WITH phraseSources, passageShare, [x IN $passageSources | [toInteger(x[0]), passageShare * x[1]]] AS passageSources
   CALL gds.pageRank.stream($graph, {
     sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
     relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,

@@ -1,8 +1,9 @@
 // HippoRAG 2 retrieval: one Personalized PageRank over the namespace's passage projection, seeded with
 // the phrase seeds of the query's facts ($seeds [{text, weight}]) and the passages' seeds, computed by the
-// client ($passageSources [[node id, weight]]: every passage with an embedding weighted passage_node_weight x
-// the min-max normalised cosine of the query and the passage, a passage at the minimum getting none; or the
-// top-N dense passages', HippoConfig.passage_seed_top_n; graph/passage_vectors.py); passages are ranked by
+// client ($passageSources [[node id, weight]], the id a float read back with toInteger: every passage with an
+// embedding weighted passage_node_weight x the min-max normalised cosine of the query and the passage, a
+// passage at the minimum getting none; or the top-N dense passages', HippoConfig.passage_seed_top_n;
+// graph/passage_vectors.py); passages are ranked by
 // their own PPR mass. The seeds are not normalised (GDS takes the biases as given), so the convergence
 // tolerance is $tolerance x their total: the same relative precision as hipporag1, whose seeds sum to 1.
 // $massFloor is a lower bound on the $topK-th passage's mass, computed by the client (0: none): GDS starts a
@@ -19,7 +20,7 @@ CALL () {
   WHERE coalesce(ph.since, 0) <= $graphVersion
   RETURN collect([ph, seed.weight]) AS phraseSources
 }
-WITH phraseSources, $passageSources AS passageSources
+WITH phraseSources, [x IN $passageSources | [toInteger(x[0]), x[1]]] AS passageSources
 WITH phraseSources, passageSources, reduce(t = 0.0, x IN phraseSources + passageSources | t + x[1]) AS total
 CALL gds.pageRank.stream($graph, {
   sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
