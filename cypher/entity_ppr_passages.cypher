@@ -7,13 +7,11 @@
 // then passages ranked by their own PPR mass. `contributors`: the passage's phrases among the $topPhrases
 // with the most mass (of the $window nodes with the most), with that mass. `ranked` also holds the passages of
 // $include (passage ids the client may place first) that are in the window below the top $topK.
-// `entityWalk`: with $entityWalk > 0 and a phrase seed, the $entityWalk passages with the most mass in a second
-// walk from the phrase seeds alone (the same weights): by linearity their mass there is the part of their mass
-// above that came from the query's entities.
+// The entity walk (the same seeds' phrases alone) is cypher/entity_walk.cypher, run beside this statement.
 // $graphVersion and $only (a filter's passages, the only ones ranked; `complete` then also when all $matching
 // of them are in the window): see ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $seeds,
 // $passageSources, $entityShare, $damping, $maxIterations, $tolerance, $concurrency, $topK, $topPhrases, $window,
-// $include, $entityWalk, $only, $matching.
+// $include, $only, $matching.
 // the walk runs in a subquery that returns only (nodeId, score) rows: the sort below then buffers small
 // rows, not rows that also carry the seed lists (the server's transaction memory counts those per row)
 CALL () {
@@ -63,29 +61,5 @@ CALL (passages, top) {
                   contributors: [t IN top WHERE t[0] IN named | {phrase: t[0].text, contribution: t[1]}],
                   meta: [k IN keys(p) WHERE k STARTS WITH 'meta_' | [k, p[k]]]}) AS ranked
 }
-CALL () {
-  CALL () {
-    UNWIND $seeds AS seed
-    MATCH (ph:Phrase {ns: $ns, text: seed.text})
-    WHERE coalesce(ph.since, 0) <= $graphVersion
-    RETURN collect([ph, seed.weight]) AS phraseSources
-  }
-  WITH phraseSources WHERE $entityWalk > 0 AND size(phraseSources) > 0
-  CALL gds.pageRank.stream($graph, {
-    sourceNodes: phraseSources, dampingFactor: $damping,
-    relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
-    concurrency: $concurrency, logProgress: false
-  })
-  YIELD nodeId, score
-  WITH nodeId, score WHERE score > 0
-  WITH nodeId, score ORDER BY score DESC LIMIT $window
-  WITH collect([gds.util.asNode(nodeId), score]) AS window
-  WITH size(window) AS windowSize,
-       [x IN window WHERE x[0]:Passage AND x[0].ns = $ns AND coalesce(x[0].since, 0) <= $graphVersion
-                    AND ($only IS NULL OR id(x[0]) IN $only)][..$entityWalk] AS found
-  // as above: the window holds the walk's top $entityWalk passages, or all its nodes with mass
-  RETURN [x IN found | {id: x[0].id, mass: x[1]}] AS entityWalk,
-         windowSize < $window OR size(found) >= $entityWalk OR ($matching IS NOT NULL AND size(found) >= $matching) AS entityComplete
-}
-RETURN ranked, entityWalk, entityComplete, [t IN top | {phrase: t[0].text, mass: t[1]}][..10] AS topPhrases, passageShare,
+RETURN ranked, [t IN top | {phrase: t[0].text, mass: t[1]}][..10] AS topPhrases, passageShare,
        windowSize < $window OR size(passages) >= $topK OR ($matching IS NOT NULL AND size(passages) >= $matching) AS complete

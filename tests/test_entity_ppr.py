@@ -144,6 +144,94 @@ def test_looking_up_only_the_nodes_with_the_most_mass_changes_no_ranking(on_musi
     assert 3 in calls and 24 in calls
 
 
+def test_the_entity_walk_runs_beside_the_walk_and_ranks_as_when_run_in_turn(on_musique10, musique10, monkeypatch):
+    """The two walks of the first round run at the same time on the same projection (the entity walk on a pool
+    thread); with every pool slot taken they run in turn in the caller's thread. Either way the same passages,
+    scores and explanations."""
+    import threading
+
+    from hippo_neo4j.graph import store
+
+    small, _ = musique10
+    memory = on_musique10()
+    names = OfflineExtractor()
+    queries = [(q.question, names.query_entities(q.question)) for q in small.questions]
+    threads, graphs, run = [], [], memory.store.run
+
+    def spy(name, **params):
+        if name in ("entity_ppr_passages", "entity_walk"):
+            threads.append((name, threading.get_ident() == caller))
+            graphs.append((name, params["graph"]))
+        return run(name, **params)
+
+    monkeypatch.setattr(memory.store, "run", spy)
+    memory.retrieval.passage_vectors().asked = 1  # the client's passage cosines for every query (see above)
+
+    def ranked():
+        return [[(p.id, p.score, p.signals) for p in memory.query(text, mode="entity-ppr", top_k=10, entities=ents).passages]
+                for text, ents in queries]
+
+    caller = threading.get_ident()
+    beside = ranked()
+    assert ("entity_walk", False) in threads and ("entity_ppr_passages", True) in threads
+    assert all(name == "entity_ppr_passages" for name, here in threads if here)  # the entity walk: in the pool
+    assert all(a[1] == b[1] and a[0] != b[0] for a, b in zip(graphs[::2], graphs[1::2]))  # a query's two walks: one projection
+    threads.clear()
+    taken = [store._beside_free.acquire(blocking=False) for _ in range(store._BESIDE_WIDTH)]
+    try:
+        assert all(taken)
+        in_turn = ranked()
+    finally:
+        for _ in taken:
+            store._beside_free.release()
+    assert threads and all(here for _, here in threads)  # both in the caller's thread
+    assert in_turn == beside
+    assert any(p[2]["entity_walk_rank"] for r in beside for p in r)  # the entity walk's ranks are read
+
+
+def test_side_by_side_runs_both_at_once_and_raises_what_fails():
+    """The second statement runs while the first does (the first waits for an event only the second sets: run in
+    turn it would time out); the first's error is raised once the second is done, then the second's."""
+    import threading
+
+    from hippo_neo4j.graph.store import side_by_side
+
+    started, finished = threading.Event(), threading.Event()
+
+    def second():
+        started.set()
+        finished.set()
+        return [{"b": 2}]
+
+    def first():
+        assert started.wait(timeout=60), "the second statement did not start while the first ran"
+        return [{"a": 1}]
+
+    assert side_by_side(first, second) == [{"a": 1, "b": 2}]
+    assert side_by_side(lambda: [], second) == []  # no record from the first: none at all
+
+    gate, ended = threading.Event(), threading.Event()
+
+    def failing():
+        gate.set()
+        raise RuntimeError("first")
+
+    def slow():
+        gate.wait(timeout=60)  # still running when the first fails
+        ended.set()
+        return [{"b": 2}]
+
+    with pytest.raises(RuntimeError, match="first"):
+        side_by_side(failing, slow)
+    assert ended.is_set()  # the second was done before the first's error was raised
+
+    def broken():
+        raise ValueError("second")
+
+    with pytest.raises(ValueError, match="second"):
+        side_by_side(lambda: [{"a": 1}], broken)
+
+
 def _mention_projection(driver, ns):
     """(relationships, named mention + synonym edges) of the namespace's newest mention projection."""
     graphs = rows(driver, "CALL gds.graph.list() YIELD graphName, creationTime "

@@ -3,11 +3,15 @@ nearest-neighbour searches over the namespace's own vector indexes."""
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
+import os
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 from neo4j import Driver
@@ -34,6 +38,46 @@ def one_query() -> Iterator[None]:
         yield
     finally:
         _query_versions.reset(token)
+
+
+# Work a query does side by side (two walks of one projection, each on one server thread; its encoding while a
+# statement runs): a pool as wide as the cores; when every slot is busy (many queries at once, each already
+# keeping a core busy) the second part runs after the first in the caller's thread instead of queueing behind
+# other queries' work.
+_BESIDE_WIDTH = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+_beside_pool = ThreadPoolExecutor(_BESIDE_WIDTH, thread_name_prefix="hippo-beside")
+_beside_free = threading.BoundedSemaphore(_BESIDE_WIDTH)
+A = TypeVar("A")
+B = TypeVar("B")
+
+
+def together(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
+    """``first()`` and ``second()``: ``second`` in the pool, in the caller's context (the query's versions
+    included), while ``first`` runs here; in turn when the pool is busy. An error of ``first`` is raised once
+    ``second`` is done, then one of ``second``."""
+    if not _beside_free.acquire(blocking=False):
+        return first(), second()
+    try:
+        future = _beside_pool.submit(contextvars.copy_context().run, second)
+    except BaseException:
+        _beside_free.release()
+        raise
+    future.add_done_callback(lambda _: _beside_free.release())
+    try:
+        done = first()
+    except BaseException:
+        wait([future])  # done before the caller goes on (a retry on another projection, perhaps)
+        raise
+    return done, future.result()
+
+
+def side_by_side(first: Callable[[], list[Any]], second: Callable[[], list[Any]]) -> list[Any]:
+    """The records of two statements run :func:`together` (each returns one record): ``first``'s, with the
+    columns of ``second``'s added. No record when ``first`` returns none."""
+    records, other = together(first, second)
+    if not records:
+        return []
+    return [dict(records[0].items()) | (dict(other[0].items()) if other else {})] + list(records[1:])
 
 
 def usable(vector: np.ndarray) -> bool:
@@ -205,18 +249,23 @@ class GraphStore:
     def walk(
         self, statement: str, kind: str, *, fresh: bool = True, needs: int = 0,
         prepare: Callable[[projection.Projection], dict[str, Any]] | None = None,
-        within: tuple[list[int], list[str], list[str], tuple[int, int] | None] | None = None, **params: Any,
+        within: tuple[list[int], list[str], list[str], tuple[int, int] | None] | None = None,
+        beside: str | None = None, **params: Any,
     ) -> tuple[list[Any], projection.Projection]:
         """Run a PPR statement (``$graph``, ``$graphVersion``) on a projection of ``kind``: the current one
         (``fresh``, projected first if needed) or the newest complete one, refreshed in the background when
         it is behind (:func:`projection.ensure`); with ``within`` (a filter's passages: node ids, passage ids and
         content hashes, and the namespace's state when they were read, asked again on a retry) the projection of
         the graph they induce (:func:`projection.ensure_within`). ``prepare(projection)``
-        gives the parameters that depend on the projection walked (its passage seeds). The records, and the
-        projection they came from."""
+        gives the parameters that depend on the projection walked (its passage seeds). ``beside``: a second
+        walk statement run at the same time on the same projection with the same parameters, its columns added
+        to the first record (:func:`side_by_side`). The records, and the projection they came from."""
         def run(graph: projection.Projection) -> list[Any]:
             more = prepare(graph) if prepare is not None else {}
-            return self.run(statement, graph=graph.name, graphVersion=graph.version, **params, **more)
+            args = {"graph": graph.name, "graphVersion": graph.version, **params, **more}
+            if beside is None:
+                return self.run(statement, **args)
+            return side_by_side(lambda: self.run(statement, **args), lambda: self.run(beside, **args))
 
         def current(fresh: bool, retry: bool = False) -> projection.Projection:
             if within is not None:

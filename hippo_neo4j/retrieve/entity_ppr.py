@@ -7,8 +7,9 @@
   λ : 1 − λ (``entity_share``, ½), one PPR runs over phrases and passages in GDS (damping 0.5, the paper's), and
   passages rank by their own mass (``cypher/entity_ppr_passages.cypher``);
 - **agreement at the top**: dense's top ``agreement_dense`` passages (exact cosines) that a second walk from the
-  entity seeds alone ranks among its top ``agreement_walk`` go first, in dense's order, then that entity walk's
-  own top ``agreement_dense`` that dense ranks among its top ``agreement_walk``, in the entity walk's order: the
+  entity seeds alone (``cypher/entity_walk.cypher``, run at the same time as the first) ranks among its top
+  ``agreement_walk`` go first, in dense's order, then that entity walk's own top ``agreement_dense`` that dense
+  ranks among its top ``agreement_walk``, in the entity walk's order: the
   same rule both ways, so neither signal is privileged. Text similarity and the
   graph around the query's names are independent evidence: a passage both put at their top is the first hop
   of the answer. Dense's own top alone is not trusted (on multi-hop questions the passage most like the
@@ -174,11 +175,15 @@ class EntityPPRRetriever(Retriever):
             return result  # search() says the namespace is empty
         newest = newest_seed(candidates, linked)
         params = entity_ppr_parameters(config, top_k)
-        records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare, **params)
+        # the entity walk (its seeds alone), at the same time on the same projection, when the agreement reads it
+        beside = "entity_walk" if params["entityWalk"] else None
+        records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare,
+                            beside=beside, **params)
         # fewer than top_k passages in the window, or than agreement_walk in the entity walk's: widen it
-        while records and not (records[0]["complete"] and records[0]["entityComplete"]):
+        while records and not (records[0]["complete"] and records[0].get("entityComplete", True)):
             params["window"] *= 8  # (the sort's memory grows with the window, so it is not made all nodes at once)
-            records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare, **params)
+            records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare,
+                                beside=beside, **params)
         seeds = walked.get("seeds", {})
         for link in linked:  # the share of the reset mass each link gets, as in the walk (a phrase's seed split
             # over the entities that link to it by their specificity)
@@ -203,9 +208,10 @@ class EntityPPRRetriever(Retriever):
         the placed passages lead, confirmed by the walk or dense), then the walk's order."""
         top = config.agreement_dense
         walk = sorted(record["ranked"], key=lambda r: (-r["score"], r["id"]))
-        entity = [x["id"] for x in sorted(record["entityWalk"], key=lambda x: (-x["mass"], x["id"]))]  # ties: by id
+        entity_walk = record.get("entityWalk") or []
+        entity = [x["id"] for x in sorted(entity_walk, key=lambda x: (-x["mass"], x["id"]))]  # ties: by id
         entity_rank = {pid: i + 1 for i, pid in enumerate(entity)}
-        entity_mass = {x["id"]: x["mass"] for x in record["entityWalk"]}
+        entity_mass = {x["id"]: x["mass"] for x in entity_walk}
         passages = {p.id: p for p in to_passages(walk)}
         depth = confirming(config.agreement_walk, len(seeding.cosines.ids) if seeding.cosines is not None else 0)
         # the statement returns the entity walk's top agreement_walk passages: all it reaches, when fewer
