@@ -146,8 +146,9 @@ def test_looking_up_only_the_nodes_with_the_most_mass_changes_no_ranking(on_musi
 
 def test_the_entity_walk_runs_beside_the_walk_and_ranks_as_when_run_in_turn(on_musique10, musique10, monkeypatch):
     """The two walks of the first round run at the same time on the same projection (the entity walk on a pool
-    thread); with every pool slot taken they run in turn in the caller's thread. Either way the same passages,
-    scores and explanations."""
+    thread, followed there by the second round's walk from the passages the agreement places); with every pool
+    slot taken they run in turn in the caller's thread. Either way, and when the second round is walked after the
+    first (as when the walk does not rank a passage placed ahead), the same passages, scores and explanations."""
     import threading
 
     from hippo_neo4j.graph import store
@@ -156,26 +157,33 @@ def test_the_entity_walk_runs_beside_the_walk_and_ranks_as_when_run_in_turn(on_m
     memory = on_musique10()
     names = OfflineExtractor()
     queries = [(q.question, names.query_entities(q.question)) for q in small.questions]
-    threads, graphs, run = [], [], memory.store.run
+    threads, graphs, run, asked = [], [], memory.store.run, [0]
 
     def spy(name, **params):
-        if name in ("entity_ppr_passages", "entity_walk"):
+        if name in ("entity_ppr_passages", "entity_walk", "entity_ppr_hop"):
             threads.append((name, threading.get_ident() == caller))
-            graphs.append((name, params["graph"]))
+            graphs.append((asked[0], name, params["graph"]))
         return run(name, **params)
 
     monkeypatch.setattr(memory.store, "run", spy)
     memory.retrieval.passage_vectors().asked = 1  # the client's passage cosines for every query (see above)
 
     def ranked():
-        return [[(p.id, p.score, p.signals) for p in memory.query(text, mode="entity-ppr", top_k=10, entities=ents).passages]
-                for text, ents in queries]
+        out = []
+        for i, (text, ents) in enumerate(queries):
+            asked[0] = i
+            out.append([(p.id, p.score, p.signals)
+                        for p in memory.query(text, mode="entity-ppr", top_k=10, entities=ents).passages])
+        return out
 
     caller = threading.get_ident()
     beside = ranked()
     assert ("entity_walk", False) in threads and ("entity_ppr_passages", True) in threads
-    assert all(name == "entity_ppr_passages" for name, here in threads if here)  # the entity walk: in the pool
-    assert all(a[1] == b[1] and a[0] != b[0] for a, b in zip(graphs[::2], graphs[1::2]))  # a query's two walks: one projection
+    assert ("entity_ppr_hop", False) in threads  # the second round: ahead, beside the walk
+    assert all(name == "entity_ppr_passages" for name, here in threads if here)  # the entity walk and hop: in the pool
+    for i in range(len(queries)):  # a query's walks: one projection
+        ran = [(name, g) for q, name, g in graphs if q == i]
+        assert {"entity_ppr_passages", "entity_walk"} <= {name for name, _ in ran} and len({g for _, g in ran}) == 1
     threads.clear()
     taken = [store._beside_free.acquire(blocking=False) for _ in range(store._BESIDE_WIDTH)]
     try:
@@ -186,6 +194,19 @@ def test_the_entity_walk_runs_beside_the_walk_and_ranks_as_when_run_in_turn(on_m
             store._beside_free.release()
     assert threads and all(here for _, here in threads)  # both in the caller's thread
     assert in_turn == beside
+
+    from hippo_neo4j.retrieve.entity_ppr import EntityPPRRetriever
+
+    rank, after = EntityPPRRetriever._rank, []
+
+    def without_ahead(self, result, record, *args):
+        after.append(record.get("placedAhead") is not None)
+        return rank(self, result, {k: v for k, v in dict(record.items()).items() if k != "placedAhead"}, *args)
+
+    monkeypatch.setattr(EntityPPRRetriever, "_rank", without_ahead)
+    threads.clear()
+    assert ranked() == beside  # the second round walked after the first: the same
+    assert any(after) and ("entity_ppr_hop", True) in threads
     assert any(p[2]["entity_walk_rank"] for r in beside for p in r)  # the entity walk's ranks are read
 
 

@@ -250,22 +250,22 @@ class GraphStore:
         self, statement: str, kind: str, *, fresh: bool = True, needs: int = 0,
         prepare: Callable[[projection.Projection], dict[str, Any]] | None = None,
         within: tuple[list[int], list[str], list[str], tuple[int, int] | None] | None = None,
-        beside: str | None = None, **params: Any,
+        beside: Callable[[dict[str, Any]], list[Any]] | None = None, **params: Any,
     ) -> tuple[list[Any], projection.Projection]:
         """Run a PPR statement (``$graph``, ``$graphVersion``) on a projection of ``kind``: the current one
         (``fresh``, projected first if needed) or the newest complete one, refreshed in the background when
         it is behind (:func:`projection.ensure`); with ``within`` (a filter's passages: node ids, passage ids and
         content hashes, and the namespace's state when they were read, asked again on a retry) the projection of
         the graph they induce (:func:`projection.ensure_within`). ``prepare(projection)``
-        gives the parameters that depend on the projection walked (its passage seeds). ``beside``: a second
-        walk statement run at the same time on the same projection with the same parameters, its columns added
-        to the first record (:func:`side_by_side`). The records, and the projection they came from."""
+        gives the parameters that depend on the projection walked (its passage seeds). ``beside``: more work on the
+        same projection, given the statement's parameters (``$graph``, ``$graphVersion`` among them), run at the
+        same time; the columns of the one record it returns are added to the first record (:func:`side_by_side`). The records, and the projection they came from."""
         def run(graph: projection.Projection) -> list[Any]:
             more = prepare(graph) if prepare is not None else {}
             args = {"graph": graph.name, "graphVersion": graph.version, **params, **more}
             if beside is None:
                 return self.run(statement, **args)
-            return side_by_side(lambda: self.run(statement, **args), lambda: self.run(beside, **args))
+            return side_by_side(lambda: self.run(statement, **args), lambda: beside(args))
 
         def current(fresh: bool, retry: bool = False) -> projection.Projection:
             if within is not None:

@@ -107,6 +107,11 @@ def agreement(dense: list[str], entity_walk: list[str], top: int, blind: bool = 
     return by_dense + [pid for pid in entity_walk[:top] if pid in in_dense and pid not in by_dense]
 
 
+def ranked_ids(found: list[Any]) -> list[str]:
+    """The ids of a walk's passages ({id, mass}) by mass, ties by id."""
+    return [x["id"] for x in sorted(found, key=lambda x: (-x["mass"], x["id"]))]
+
+
 def second_hop(hop: list[str], walk: list[str], dense: list[str], top: int) -> list[str]:
     """The walk from the placed passages' top ``top`` passages (``hop``: in its order, the placed ones left out)
     that the walk or dense (``walk``, ``dense``: their top passages, as deep as confirms) also ranks at its top:
@@ -175,8 +180,21 @@ class EntityPPRRetriever(Retriever):
             return result  # search() says the namespace is empty
         newest = newest_seed(candidates, linked)
         params = entity_ppr_parameters(config, top_k)
-        # the entity walk (its seeds alone), at the same time on the same projection, when the agreement reads it
-        beside = "entity_walk" if params["entityWalk"] else None
+        def entity_walk(args: dict[str, Any]) -> list[Any]:
+            """The entity walk (its seeds alone), then, when it is complete, the second round from the passages
+            the agreement places: both while the walk runs, on its projection (the agreement reads only the entity
+            walk and dense; :meth:`_rank` checks that the walk ranks the passages it placed)."""
+            records = self.store.run("entity_walk", **args)
+            if not records or not hops(config) or not records[0]["entityComplete"]:
+                return records
+            entity = ranked_ids(records[0]["entityWalk"])
+            depth = confirming(config.agreement_walk, len(seeding.cosines.ids) if seeding.cosines is not None else 0)
+            placed = agreement(walked["dense"][:depth], entity[:depth], config.agreement_dense, 0 < len(entity) < depth)
+            hop = self._hop(placed, lambda more: self.store.run("entity_ppr_hop", **(args | more)), config) if placed else []
+            return [dict(records[0].items()) | {"placedAhead": placed, "hopAhead": hop}]
+
+        # the entity walk at the same time on the same projection, when the agreement reads it
+        beside = entity_walk if params["entityWalk"] else None
         records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare,
                             beside=beside, **params)
         # fewer than top_k passages in the window, or than agreement_walk in the entity walk's: widen it
@@ -209,14 +227,21 @@ class EntityPPRRetriever(Retriever):
         top = config.agreement_dense
         walk = sorted(record["ranked"], key=lambda r: (-r["score"], r["id"]))
         entity_walk = record.get("entityWalk") or []
-        entity = [x["id"] for x in sorted(entity_walk, key=lambda x: (-x["mass"], x["id"]))]  # ties: by id
+        entity = ranked_ids(entity_walk)
         entity_rank = {pid: i + 1 for i, pid in enumerate(entity)}
         entity_mass = {x["id"]: x["mass"] for x in entity_walk}
         passages = {p.id: p for p in to_passages(walk)}
         depth = confirming(config.agreement_walk, len(seeding.cosines.ids) if seeding.cosines is not None else 0)
         # the statement returns the entity walk's top agreement_walk passages: all it reaches, when fewer
         first = [pid for pid in agreement(dense[:depth], entity[:depth], top, 0 < len(entity) < depth) if pid in passages]
-        hop: list[str] = self._hop(first, query, result.graph_version, config) if first and hops(config) else []
+        if first and hops(config) and record.get("placedAhead") == first:  # (the walk ranks all it placed)
+            hop: list[str] = record["hopAhead"]
+        elif first and hops(config):
+            hop = self._hop(first, lambda more: self.store.walk(
+                "entity_ppr_hop", "mentions", fresh=query.fresh, needs=result.graph_version, within=query.within(),
+                **query.restriction(), **more)[0], config)
+        else:
+            hop = []
         second = [pid for pid in second_hop(hop, [r["id"] for r in walk[:depth]], dense[:depth], config.agreement_hop)
                   if pid in passages]
         placed = first + second
@@ -238,18 +263,18 @@ class EntityPPRRetriever(Retriever):
             out.append(p)
         result.passages = out
 
-    def _hop(self, placed: list[str], query: Query, version: int, config: HippoConfig) -> list[str]:
+    def _hop(self, placed: list[str], run: Any, config: HippoConfig) -> list[str]:
         """The passages a walk from ``placed`` alone gives the most mass, the placed ones left out, in its order
-        (ties by id): as many as the second round reads (``agreement_hop``), on a projection at least as new
-        as the first walk's (``version``)."""
+        (ties by id): as many as the second round reads (``agreement_hop``). ``run(parameters)``: the records of
+        ``cypher/entity_ppr_hop.cypher`` on a projection at least as new as the first walk's (its own, when
+        run beside it)."""
         params = {"placed": placed, "damping": config.damping, "maxIterations": config.ppr_max_iterations,
                   "tolerance": config.ppr_tolerance, "concurrency": config.ppr_concurrency,
                   "hopTop": config.agreement_hop, "window": WINDOW}
         while True:
-            records, _ = self.store.walk("entity_ppr_hop", "mentions", fresh=query.fresh, needs=version,
-                                         within=query.within(), **query.restriction(), **params)
+            records = run(params)
             if not records or records[0]["complete"]:
                 break
-            params["window"] *= 8
-        found = sorted(records[0]["hop"], key=lambda x: (-x["mass"], x["id"])) if records else []
-        return [x["id"] for x in found][: config.agreement_hop]
+            params = params | {"window": params["window"] * 8}
+        found = ranked_ids(records[0]["hop"]) if records else []
+        return found[: config.agreement_hop]
