@@ -25,7 +25,7 @@ CALL (mass) {
   UNWIND mass AS x
   // with a filter the walk ran on the graph its passages induce, whose phrases are all mentioned by them: the
   // explanation names only those
-  WITH x ORDER BY x[1] DESC LIMIT $topPhrases
+  WITH x ORDER BY x[1] DESC, x[0].text LIMIT $topPhrases
   RETURN collect({phrase: x[0].text, mass: x[1]}) AS topPhrases
 }
 CALL (mass) {
@@ -34,7 +34,7 @@ CALL (mass) {
   MATCH (ph)-[m:MENTIONED_IN]->(p:Passage)
   WHERE $only IS NULL OR id(p) IN $only
   WITH p, sum(score * m.count) AS total, collect([ph, score * m.count]) AS parts
-  ORDER BY total DESC
+  ORDER BY total DESC, p.id  // ties by id: the same passages and order on any index of the same corpus
   LIMIT $topK
   RETURN p, total, parts
 }
@@ -42,4 +42,4 @@ CALL (mass) {
 RETURN topPhrases, p.id AS id, p.title AS title, p.text AS text, total AS score,
        [x IN parts | {phrase: x[0].text, contribution: x[1]}] AS contributors,
        [k IN keys(p) WHERE k STARTS WITH 'meta_' | [k, p[k]]] AS meta
-ORDER BY score DESC
+ORDER BY score DESC, id

@@ -377,3 +377,25 @@ def test_every_mode_is_a_registered_preset_reachable_by_name(memory_factory):
     assert MODES["hybrid-0.7"].config(memory.config).hybrid_lambda == 0.7 and memory.config.hybrid_lambda == 0.5
     with pytest.raises(ConfigError, match="Unknown mode 'nope'; choose one of entity-ppr, hipporag2, hipporag1"):
         memory.query("x", mode="nope")
+
+
+def test_tied_passages_come_back_by_id_whatever_order_they_were_indexed_in(memory_factory):
+    """Passages of equal mass (three professors who each work on Alzheimer's disease and nothing else) rank by
+    id, and a namespace that indexed the same corpus in the opposite order (other node ids, another projection
+    order) returns the same ranking and explanations."""
+    def ranking(corpus):
+        memory = memory_factory()
+        memory.index(corpus)
+        result = memory.query("Who works on Alzheimer's?", mode="hipporag1", entities=["Alzheimer's"], top_k=6)
+        assert not result.fell_back
+        return [(p.id, p.score, [c.phrase for c in p.contributors]) for p in result.passages if not p.filled]
+
+    forward, backward = ranking(PATH_CORPUS), ranking(PATH_CORPUS[::-1])
+    scores = [s for _, s, _ in forward]
+    tied = [pid for pid, s, _ in forward if scores.count(s) > 1]
+    assert {"kim", "berg", "novak"} <= set(tied)  # the three score alike: a tie to break
+    for i in range(len(forward) - 1):
+        if forward[i][1] == forward[i + 1][1]:
+            assert forward[i][0] < forward[i + 1][0]
+    assert [(i, c) for i, _, c in backward] == [(i, c) for i, _, c in forward]
+    assert [s for _, s, _ in backward] == pytest.approx(scores, rel=1e-9)

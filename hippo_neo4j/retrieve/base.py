@@ -251,7 +251,7 @@ def to_passages(records: Iterable[Any]) -> list[RetrievedPassage]:
             metadata=read(r.get("meta")),
             contributors=[
                 Contributor(**c)
-                for c in sorted(r.get("contributors") or [], key=lambda c: c["contribution"], reverse=True)[:5]
+                for c in sorted(r.get("contributors") or [], key=lambda c: (-c["contribution"], c["phrase"]))[:5]
             ],
         )
         for r in records

@@ -127,7 +127,8 @@ class HippoRAG2Retriever(Retriever):
             # a seeded passage is gone since the projection was built: rank every node
             records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=seeding, massFloor=0.0, **params)
         if records:
-            result.passages = to_passages(records[0]["ranked"])
+            # ties by id (which of the passages tied at the k-th place comes back is still the server's order)
+            result.passages = to_passages(sorted(records[0]["ranked"], key=lambda r: (-r["score"], r["id"])))
             result.passage_seeds = seeding.largest()
         return result
 
