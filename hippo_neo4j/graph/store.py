@@ -259,7 +259,8 @@ class GraphStore:
         the graph they induce (:func:`projection.ensure_within`). ``prepare(projection)``
         gives the parameters that depend on the projection walked (its passage seeds). ``beside``: more work on the
         same projection, given the statement's parameters (``$graph``, ``$graphVersion`` among them), run at the
-        same time; the columns of the one record it returns are added to the first record (:func:`side_by_side`). The records, and the projection they came from."""
+        same time; the columns of the one record it returns are added to the first record (:func:`side_by_side`).
+        The records, and the projection they came from."""
         def run(graph: projection.Projection) -> list[Any]:
             more = prepare(graph) if prepare is not None else {}
             args = {"graph": graph.name, "graphVersion": graph.version, **params, **more}

@@ -240,6 +240,12 @@ class Retriever(ABC):
         result.passages += more[: top_k - len(result.passages)]
 
 
+def by_score(rows: Iterable[Any], field: str = "score") -> list[Any]:
+    """``rows`` (each with ``id`` and ``field``) by ``field``, highest first, equal ones by id: the same order on
+    any index of the same corpus."""
+    return sorted(rows, key=lambda r: (-r[field], r["id"]))
+
+
 def to_passages(records: Iterable[Any]) -> list[RetrievedPassage]:
     """Records with id, title, text, score (and contributors) as results; each keeps its 5 largest contributors."""
     return [

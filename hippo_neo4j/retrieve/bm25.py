@@ -18,7 +18,7 @@ from neo4j.exceptions import ClientError
 from ..config import HippoConfig
 from ..models import RetrievalResult
 from ..text import lucene_escape, lucene_terms
-from .base import Query, Retriever, to_passages
+from .base import Query, Retriever, by_score, to_passages
 
 MAX_BM25_TERMS = 512  # Lucene refuses queries of more than 1024 clauses
 MAX_CLAUSES = 1024
@@ -81,7 +81,7 @@ def _ranked(records: Iterable[Any], terms: Sequence[str], top_k: int) -> list[di
     rows = [dict(r) for r in records]
     for row, score in zip(rows, lucene_bm25(terms, rows)):
         row["score"] = score
-    return sorted((r for r in rows if r["score"] > 0), key=lambda r: (-r["score"], r["id"]))[:top_k]
+    return by_score(r for r in rows if r["score"] > 0)[:top_k]
 
 
 class BM25Retriever(Retriever):

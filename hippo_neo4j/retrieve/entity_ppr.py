@@ -32,14 +32,14 @@ that links, the passage seeds alone drive the walk. How the design was chosen: d
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ..config import HippoConfig
 from ..graph.passage_vectors import PassageCosines
 from ..models import LinkedEntity, RetrievalResult, Seed
-from .base import UNRESTRICTED, Query, Retriever, to_passages
+from .base import UNRESTRICTED, Query, Retriever, by_score, to_passages
 from .hipporag1 import HippoRAG1Retriever
 from .linking import newest_seed
 
@@ -109,7 +109,7 @@ def agreement(dense: list[str], entity_walk: list[str], top: int, blind: bool = 
 
 def ranked_ids(found: list[Any]) -> list[str]:
     """The ids of a walk's passages ({id, mass}) by mass, ties by id."""
-    return [x["id"] for x in sorted(found, key=lambda x: (-x["mass"], x["id"]))]
+    return [x["id"] for x in by_score(found, "mass")]
 
 
 def second_hop(hop: list[str], walk: list[str], dense: list[str], top: int) -> list[str]:
@@ -124,6 +124,13 @@ def confirming(depth: int, passages: int) -> int:
     """How deep a signal's ranking confirms a passage: ``depth``, but no deeper than half the namespace's
     ``passages``: a top 10 of 10 passages says nothing about any of them."""
     return min(depth, passages // 2)
+
+
+def first_round(dense: list[str], entity: list[str], seeding: Any, config: HippoConfig) -> tuple[list[str], int]:
+    """The passages the agreement places from dense's ranking and the entity walk's (both as deep as they go), and
+    the depth at which each confirms the other (:func:`confirming`, from the namespace's passages)."""
+    depth = confirming(config.agreement_walk, len(seeding.cosines.ids) if seeding.cosines is not None else 0)
+    return agreement(dense[:depth], entity[:depth], config.agreement_dense, 0 < len(entity) < depth), depth
 
 
 def hops(config: HippoConfig) -> bool:
@@ -187,9 +194,7 @@ class EntityPPRRetriever(Retriever):
             records = self.store.run("entity_walk", **args)
             if not records or not hops(config) or not records[0]["entityComplete"]:
                 return records
-            entity = ranked_ids(records[0]["entityWalk"])
-            depth = confirming(config.agreement_walk, len(seeding.cosines.ids) if seeding.cosines is not None else 0)
-            placed = agreement(walked["dense"][:depth], entity[:depth], config.agreement_dense, 0 < len(entity) < depth)
+            placed, _ = first_round(walked["dense"], ranked_ids(records[0]["entityWalk"]), seeding, config)
             hop = self._hop(placed, lambda more: self.store.run("entity_ppr_hop", **(args | more)), config) if placed else []
             return [dict(records[0].items()) | {"placedAhead": placed, "hopAhead": hop}]
 
@@ -224,24 +229,22 @@ class EntityPPRRetriever(Retriever):
               config: HippoConfig) -> None:
         """Agreement first (each signal's top passages that the other confirms), then the second hop (where
         the placed passages lead, confirmed by the walk or dense), then the walk's order."""
-        top = config.agreement_dense
-        walk = sorted(record["ranked"], key=lambda r: (-r["score"], r["id"]))
+        walk = by_score(record["ranked"])
         entity_walk = record.get("entityWalk") or []
         entity = ranked_ids(entity_walk)
         entity_rank = {pid: i + 1 for i, pid in enumerate(entity)}
         entity_mass = {x["id"]: x["mass"] for x in entity_walk}
         passages = {p.id: p for p in to_passages(walk)}
-        depth = confirming(config.agreement_walk, len(seeding.cosines.ids) if seeding.cosines is not None else 0)
         # the statement returns the entity walk's top agreement_walk passages: all it reaches, when fewer
-        first = [pid for pid in agreement(dense[:depth], entity[:depth], top, 0 < len(entity) < depth) if pid in passages]
-        if first and hops(config) and record.get("placedAhead") == first:  # (the walk ranks all it placed)
-            hop: list[str] = record["hopAhead"]
+        placed_all, depth = first_round(dense, entity, seeding, config)
+        first = [pid for pid in placed_all if pid in passages]
+        hop: list[str] = []
+        if first and record.get("placedAhead") == first:  # walked ahead from these (the walk ranks all it placed)
+            hop = record["hopAhead"]
         elif first and hops(config):
             hop = self._hop(first, lambda more: self.store.walk(
                 "entity_ppr_hop", "mentions", fresh=query.fresh, needs=result.graph_version, within=query.within(),
                 **query.restriction(), **more)[0], config)
-        else:
-            hop = []
         second = [pid for pid in second_hop(hop, [r["id"] for r in walk[:depth]], dense[:depth], config.agreement_hop)
                   if pid in passages]
         placed = first + second
@@ -263,7 +266,7 @@ class EntityPPRRetriever(Retriever):
             out.append(p)
         result.passages = out
 
-    def _hop(self, placed: list[str], run: Any, config: HippoConfig) -> list[str]:
+    def _hop(self, placed: list[str], run: Callable[[dict[str, Any]], list[Any]], config: HippoConfig) -> list[str]:
         """The passages a walk from ``placed`` alone gives the most mass, the placed ones left out, in its order
         (ties by id): as many as the second round reads (``agreement_hop``). ``run(parameters)``: the records of
         ``cypher/entity_ppr_hop.cypher`` on a projection at least as new as the first walk's (its own, when

@@ -12,7 +12,7 @@ import numpy as np
 from ..config import HippoConfig
 from ..models import FactHit, RetrievalResult, Seed
 from ..graph.passage_vectors import PassageCosines
-from .base import Query, Retriever, Scope, to_passages
+from .base import Query, Retriever, Scope, by_score, to_passages
 from .dense import DenseRetriever
 from .hipporag1 import HippoRAG1Retriever, ppr_parameters
 from .linking import fact_seeds, link_facts, newest_seed, recognise
@@ -127,8 +127,8 @@ class HippoRAG2Retriever(Retriever):
             # a seeded passage is gone since the projection was built: rank every node
             records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=seeding, massFloor=0.0, **params)
         if records:
-            # ties by id (which of the passages tied at the k-th place comes back is still the server's order)
-            result.passages = to_passages(sorted(records[0]["ranked"], key=lambda r: (-r["score"], r["id"])))
+            # (which of the passages tied at the k-th place comes back is still the server's order)
+            result.passages = to_passages(by_score(records[0]["ranked"]))
             result.passage_seeds = seeding.largest()
         return result
 
