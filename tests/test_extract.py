@@ -666,6 +666,19 @@ def test_offline_query_entities_give_each_name_a_choice_offers(offline):
     assert "Korean Wedding Chest or True To The Navy" in offline.doc_entities(doc)
 
 
+def test_offline_query_entities_read_a_run_of_title_cased_words_as_a_name(offline):
+    question = "Which film has the director born first, Sins Of Madeleine or Captain Apache?"
+    # the recogniser misses the first title (and cuts it into chunks); the run of title-cased words holds it
+    assert "Sins Of Madeleine" not in [e.text for e in offline.nlp(question).ents]
+    assert offline.query_entities(question)[-2:] == ["Captain Apache", "Sins Of Madeleine"]
+    assert "Two Brides And A Baby" in offline.query_entities(
+        "Which film came out earlier, Two Brides And A Baby or Dinner At The Ritz?")
+    # a run inside a name already found adds nothing ("Kim Jong" of "Kim Jong-chul"), nor does a question's
+    # first word ("Which Stanford ...") or a run of one word
+    assert offline.query_entities("Who is the wife of Kim Jong-chul?") == ["Kim Jong-chul"]
+    assert offline.query_entities("Which Stanford professor studies the brain?") == ["Stanford", "Stanford professor"]
+
+
 @pytest.fixture(scope="module")
 def full_pipeline() -> OfflineExtractor:
     """The offline extractor over spaCy's whole pipeline, every pipe loaded and run (the lemmatizer too)."""

@@ -97,7 +97,8 @@ class OfflineExtractor:
     def query_entities(self, text: str) -> list[str]:
         """The question's names: NER entities and noun chunks that contain a proper noun; all its noun
         chunks only when it has no name at all. A span that offers a choice ("The Korean Wedding Chest or True
-        To The Navy", one span to the recogniser) gives each of its names (:func:`_choices`).
+        To The Navy", one span to the recogniser) gives each of its names (:func:`_choices`); a run of
+        title-cased words that no name found already holds is a name too (:func:`_title_runs`).
 
         Generic noun chunks ("wife", "instance") link to one-passage phrases, which node specificity then
         weights as heavily as the real entities: on musique_train they cost hipporag1 about 8 points of
@@ -109,6 +110,7 @@ class OfflineExtractor:
                  for e in doc.ents if e.label_ not in _DROP_ENTITY_LABELS for part in _choices(e)}
         names |= {_clean(part) for c in doc.noun_chunks if any(t.pos_ == "PROPN" for t in c) for part in _choices(c)}
         named = [e for e in everything if e in names]
+        named += [run for run in _title_runs(doc) if not any(run.lower() in e.lower() for e in named)]
         return named or everything
 
     # -- entities -----------------------------------------------------------------------------------------
@@ -404,6 +406,22 @@ def _choices(span: Any) -> list[Any]:
             parts.append(doc[start:cut])
         start = cut + 1
     return parts
+
+
+def _title_runs(doc: Any) -> list[str]:
+    """The runs of two or more title-cased words (or numbers after one) past a sentence's first word: how a
+    question writes a name the recogniser may miss or cut ("Sins Of Madeleine", "The Palace Of Angels")."""
+    runs, current = [], []
+    for tok in [*doc, None]:
+        if tok is not None and not tok.is_sent_start and (tok.is_title or (tok.like_num and current)):
+            current.append(tok)
+            continue
+        if len(current) >= 2:
+            text = _clean(doc[current[0].i:current[-1].i + 1])
+            if text and " " in text:
+                runs.append(text)
+        current = []
+    return runs
 
 
 def _dedupe(items: Iterable[str]) -> list[str]:
