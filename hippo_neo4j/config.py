@@ -227,7 +227,7 @@ class HippoConfig(BaseModel):
                               "passage) a passage confirms; no deeper than half the namespace's passages"
     )
     agreement_hop: int = Field(
-        2, ge=0, description="entity-ppr: after the agreement, the second hop: a walk from the passages placed alone; "
+        2, ge=0, description="entity-ppr: after the agreement, the second hop: a three-step walk from the passages placed alone; "
                              "its top agreement_hop passages (the placed ones left out) that the walk or dense ranks "
                              "in its top agreement_walk go next; 0: none (entity-ppr-first-hop)"
     )

@@ -448,3 +448,41 @@ def test_the_second_hop_follows_the_agreed_passages_where_they_lead(memory_facto
     # the agreement, the second hop, then the walk's order without them: the same passages, reordered
     hops = [p.id for p in hop]
     assert [p.id for p in result.passages] == agreed + hops + [p.id for p in first_hop.passages if p.id not in agreed + hops]
+
+
+# A chain of passages, each sharing one name with the next: from "ash", "birch" is two steps away (ash -> Orla
+# Quint -> birch), "cedar" four, "dogwood" six.
+CHAIN = [
+    P("ash", "Orla Quint founded the Ash Society.", ("Orla Quint", "founded", "Ash Society")),
+    P("birch", "Orla Quint married Tomas Verhoek.", ("Orla Quint", "married", "Tomas Verhoek")),
+    P("cedar", "Tomas Verhoek built the Kestrel Mill.", ("Tomas Verhoek", "built", "Kestrel Mill")),
+    P("dogwood", "The Kestrel Mill burned in Zandport.", ("Kestrel Mill", "burned in", "Zandport")),
+]
+
+
+def test_the_second_round_walks_three_steps_from_the_placed_passages(memory_factory):
+    """The hop shows the passages that share an entity with the placed ones (or a synonym of one): its walk stops
+    after three steps, as the in-process short walk, where a walk to convergence reaches the whole chain."""
+    from hippo_neo4j.retrieve.entity_ppr import HOP_STEPS, EntityPPRRetriever
+    from hippo_neo4j.evaluation.reference import short_walk, walk
+
+    memory = memory_factory()
+    memory.index(named(CHAIN))
+    retriever = memory.retriever("entity-ppr")
+    config = memory.config.model_copy(update={"agreement_hop": len(CHAIN)})
+
+    def run(params):
+        return memory.store.walk("entity_ppr_hop", "mentions", **(params | {"only": None, "matching": None}))[0]
+
+    assert HOP_STEPS == 3
+    assert EntityPPRRetriever._hop(retriever, ["ash"], run, config) == ["birch"]
+    assert EntityPPRRetriever._hop(retriever, ["birch"], run, config) == ["ash", "cedar"]  # equal mass: by id
+    # the same reach in process; a walk to convergence goes down the whole chain
+    ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace, hipporag2=True)
+    n = len(ref.phrases)
+    reset = np.zeros(n + len(ref.passages))
+    reset[n + ref.passages.index("ash")] = 1.0
+    short = short_walk(ref.mention_transition_t, reset, memory.config.damping, HOP_STEPS)[n:]
+    full = walk(ref.mention_transition_t, reset, memory.config.damping, 1e-12, 200)[n:]
+    assert {p for p, m in zip(ref.passages, short) if m > 0} == {"ash", "birch"}
+    assert {p for p, m in zip(ref.passages, full) if m > 0} == {"ash", "birch", "cedar", "dogwood"}

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from neo4j import Driver
 
-from ..retrieve.entity_ppr import confirming
+from ..retrieve.entity_ppr import HOP_STEPS, confirming
 from ..text import normalize_phrase
 
 if TYPE_CHECKING:
@@ -205,8 +205,8 @@ class ReferenceGraph:
         after dense's top ``agreement_dense`` passages that a walk from the phrase seeds alone ranks among its
         top ``agreement_walk`` (in dense's order), then that walk's top ``agreement_dense`` that dense ranks
         among its top ``agreement_walk`` (in its order; ``agreement_dense`` 0: the walk's order alone), then
-        the top ``agreement_hop`` passages of a walk from those placed alone (equal seeds; the
-        placed left out) that the walk or dense ranks among its top ``agreement_walk``, in that walk's order."""
+        the top ``agreement_hop`` passages of a walk of ``HOP_STEPS`` steps from those placed alone (equal seeds;
+        the placed left out) that the walk or dense ranks among its top ``agreement_walk``, in that walk's order."""
         assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
         q = query / np.linalg.norm(query)
         n = len(self.phrases)
@@ -241,7 +241,7 @@ class ReferenceGraph:
             if agreement_hop > 0 and first:
                 hop_reset = np.zeros_like(reset)
                 hop_reset[[n + i for i in first]] = 1.0 / len(first)
-                hop = walk(self.mention_transition_t, hop_reset, damping, tol, max_iter)[n:]
+                hop = short_walk(self.mention_transition_t, hop_reset, damping, HOP_STEPS)[n:]
                 led = [int(i) for i in np.argsort(-hop, kind="stable") if hop[i] > 0 and i not in first][:agreement_hop]
                 confirmed = set(ranked[:depth]) | set(by_cosine)
                 second = [i for i in led if i in confirmed and mass[i] > 0]
@@ -289,6 +289,17 @@ def walk(transition_t: sp.csr_matrix, reset: np.ndarray, damping: float, tol: fl
             return nxt
         p = nxt
     return p
+
+
+def short_walk(transition_t: sp.csr_matrix, reset: np.ndarray, damping: float, steps: int) -> np.ndarray:
+    """GDS's PageRank stopped after ``steps`` + 1 iterations: (1 - d)·Σ_{j<=steps} dʲ·(Tᵀ)ʲ·reset, the mass of
+    every path of up to ``steps`` steps from the reset."""
+    term = (1 - damping) * reset
+    total = term.copy()
+    for _ in range(steps):
+        term = damping * (transition_t @ term)
+        total += term
+    return total
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:

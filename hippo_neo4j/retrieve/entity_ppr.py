@@ -16,7 +16,8 @@
   question is often not an answer), nor the walk's alone (a rare name can pull up a passage unrelated to the
   question);
 - **the second hop** (``agreement_hop``): a third walk, from the passages placed alone, shows where that first
-  hop leads (passages sharing its entities); its top ``agreement_hop`` passages that the walk or dense ranks
+  hop leads: the passages that share an entity with them, or a synonym of one (:data:`HOP_STEPS` steps, not a
+  walk to convergence); its top ``agreement_hop`` passages that the walk or dense ranks
   among its top ``agreement_walk`` go next, in its order: the same rule, one hop on
   (``cypher/entity_ppr_hop.cypher``). The rest follow in the walk's order.
 
@@ -49,6 +50,14 @@ from .linking import newest_seed
 # nodes cut the statement by 30 % with every ranking and score unchanged, and held top_k passages for all 100
 # questions with both graphs (bench/ppr_statements.py).
 WINDOW = 500
+
+# The second round's walk takes this many steps from the placed passages: passage -> entity -> passage (the
+# passages that share an entity with them) and passage -> entity -> synonym -> passage (that share one under
+# another name). A walk to convergence also counts the passages 4 and more steps away (those that share an entity
+# with a passage that shares one), the reach the walk itself has already given. GDS's PageRank after n iterations
+# holds every path of up to n - 1 steps, each of j steps weighted (1 - d) d^j (its first iteration starts the
+# sources), so the statement runs HOP_STEPS + 1 iterations (reference.py's ``short_walk``: the same sum).
+HOP_STEPS = 3
 
 
 def specificity(linked: list[LinkedEntity]) -> dict[str, float]:
@@ -267,11 +276,12 @@ class EntityPPRRetriever(Retriever):
         result.passages = out
 
     def _hop(self, placed: list[str], run: Callable[[dict[str, Any]], list[Any]], config: HippoConfig) -> list[str]:
-        """The passages a walk from ``placed`` alone gives the most mass, the placed ones left out, in its order
+        """The passages a walk of :data:`HOP_STEPS` steps from ``placed`` alone gives the most mass, the placed ones
+        left out, in its order
         (ties by id): as many as the second round reads (``agreement_hop``). ``run(parameters)``: the records of
         ``cypher/entity_ppr_hop.cypher`` on a projection at least as new as the first walk's (its own, when
         run beside it)."""
-        params = {"placed": placed, "damping": config.damping, "maxIterations": config.ppr_max_iterations,
+        params = {"placed": placed, "damping": config.damping, "maxIterations": min(HOP_STEPS + 1, config.ppr_max_iterations),
                   "tolerance": config.ppr_tolerance, "concurrency": config.ppr_concurrency,
                   "hopTop": config.agreement_hop, "window": WINDOW}
         while True:
