@@ -2,9 +2,10 @@
 // mention projection from the passages the agreement placed alone ($placed: passage ids, equal weights), the
 // first hop of the answer, so that its mass shows where that hop leads: passages that share its entities,
 // the closer and the more specific the entity, the more. $maxIterations is the client's HOP_STEPS + 1 (the paths
-// of up to 3 steps: an entity shared directly or through a synonym), not a walk to convergence. Returns the passages not in $placed among the $window
-// nodes with the most mass, with their mass (the client takes the top $hopTop, ties by id); `complete`: they
-// are $hopTop or more, or all the nodes with mass (else the client runs the statement again with a larger window).
+// of up to 3 steps: an entity shared directly or through a synonym), not a walk to convergence. Returns the
+// passages not in $placed among the $window nodes with the most mass, with their mass (the client takes the top
+// $hopTop, ties by id); `complete`: they are $hopTop or more, or all the nodes with mass (else the client runs
+// the statement again with a larger window).
 // $only and $matching: as in entity_ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $placed,
 // $damping, $maxIterations, $tolerance, $concurrency, $hopTop, $window, $only, $matching.
 CALL () {

@@ -106,9 +106,7 @@ class OfflineExtractor:
         """
         doc = self.nlp(text)
         everything = [e for e in self.doc_entities(doc, choices=True) if e.lower() not in _QUESTION_WORDS]
-        names = {_clean(part, allow_number=e.label_ in _NUMERIC_LABELS)
-                 for e in doc.ents if e.label_ not in _DROP_ENTITY_LABELS for part in _choices(e)}
-        names |= {_clean(part) for c in doc.noun_chunks if any(t.pos_ == "PROPN" for t in c) for part in _choices(c)}
+        names = set(self.doc_entities(doc, names_only=True, choices=True))
         named = [e for e in everything if e in names]
         named += [run for run in _title_runs(doc) if not any(run.lower() in e.lower() for e in named)]
         return named or everything
