@@ -82,9 +82,10 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--seconds", type=float, default=60)
     p.add_argument("--clients", type=int, default=8)
+    p.add_argument("--batch", type=int, default=10, help="passages per write (smaller: more writes, more projections)")
     p.add_argument("--json", dest="json_path", help="also write the report to this file")
     args = p.parse_args()
-    report = run(seconds=args.seconds, clients=args.clients)
+    report = run(seconds=args.seconds, clients=args.clients, batch=args.batch)
     print(json.dumps(report, indent=2))
     if args.json_path:
         write_json(args.json_path, report)

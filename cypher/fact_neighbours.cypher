@@ -26,10 +26,13 @@ CALL () {
   RETURN f, vector.similarity.cosine(f.embedding, $embedding) AS score
 }
 WITH complete, nsVersion, f, score ORDER BY score DESC, f.id LIMIT $topK
-RETURN f.id AS id, f.subject AS subject, f.predicate AS predicate, f.object AS object, 2 * score - 1 AS score,
-       COUNT { (:Phrase {ns: $ns, text: f.subject})-[:MENTIONED_IN]->(p) WHERE $ids IS NULL OR p.id IN $ids } AS subjectPassages,
-       COUNT { (:Phrase {ns: $ns, text: f.object})-[:MENTIONED_IN]->(p) WHERE $ids IS NULL OR p.id IN $ids } AS objectPassages,
-       COLLECT { MATCH (ph:Phrase {ns: $ns}) WHERE ph.text IN [f.subject, f.object]
+// a fact deleted (its last passage was) after the index found it has no subject: left out
+WITH complete, nsVersion, score, f.id AS id, f.subject AS subject, f.predicate AS predicate, f.object AS object
+WHERE subject IS NOT NULL AND predicate IS NOT NULL AND object IS NOT NULL
+RETURN id, subject, predicate, object, 2 * score - 1 AS score,
+       COUNT { (:Phrase {ns: $ns, text: subject})-[:MENTIONED_IN]->(p) WHERE $ids IS NULL OR p.id IN $ids } AS subjectPassages,
+       COUNT { (:Phrase {ns: $ns, text: object})-[:MENTIONED_IN]->(p) WHERE $ids IS NULL OR p.id IN $ids } AS objectPassages,
+       COLLECT { MATCH (ph:Phrase {ns: $ns}) WHERE ph.text IN [subject, object]
                  RETURN coalesce(ph.since, 0) AS s ORDER BY s DESC LIMIT 1 }[0] AS since,
        complete, nsVersion
 ORDER BY score DESC

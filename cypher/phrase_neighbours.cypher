@@ -7,8 +7,10 @@ OPTIONAL MATCH (n:HippoNamespace {name: $ns})
 WITH coalesce(n.version, 0) AS nsVersion
 UNWIND $rows AS row
 CALL db.index.vector.queryNodes($indexes.phrase, $k, row.embedding) YIELD node, score
-WITH nsVersion, row, collect({node: node, score: score}) AS hits
+// a phrase deleted (no passage names it any more) after the index found it has no text: left out
+WITH nsVersion, row, node, score, node.text AS text, coalesce(node.since, 0) AS since WHERE text IS NOT NULL
+WITH nsVersion, row, collect({node: node, text: text, score: score, since: since}) AS hits
 WITH nsVersion, row, hits, hits[0].node AS nearest
 RETURN row.key AS key, nsVersion,
-       [h IN hits | {text: h.node.text, cosine: 2 * h.score - 1, since: coalesce(h.node.since, 0)}] AS hits,
+       [h IN hits | {text: h.text, cosine: 2 * h.score - 1, since: h.since}] AS hits,
        CASE WHEN nearest IS NULL THEN 0 ELSE COUNT { (nearest)-[:MENTIONED_IN]->(:Passage) } END AS passages

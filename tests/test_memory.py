@@ -941,6 +941,36 @@ def test_a_deleted_passage_never_comes_back_from_an_old_projection(held_refreshe
         assert "z" not in walked or result.writes_behind == 0, (mode, walked)  # z is not in the old projection
 
 
+def test_a_passage_deleted_while_a_projection_is_built_never_seeds_a_walk_of_it(held_refreshes, memory_factory, monkeypatch):
+    """A projection is named by the graph version read before it is built, so a passage deleted meanwhile is not in
+    it, while a query served from the older projection in between read the passages (the client keeps them) with
+    that one still there. Walking the new projection from the kept passages seeded it, and GDS refused the walk
+    ("sourceNodes nodes do not exist in the in-memory graph"); the query retried once on a newer projection,
+    which the next deletion could catch the same way (a namespace written without pause). Here both happen."""
+    memory = memory_factory()
+    memory.index([PE(x, f"Ada Lovelace wrote note {x}.", ("Ada Lovelace", "wrote", f"note {x}"), "Ada Lovelace")
+                  for x in "abcdef"])
+    for mode in ("hipporag2", "entity-ppr") * 2:  # projections of both kinds; the second round reads the passages
+        memory.query("Ada Lovelace wrote notes", mode=mode, entities=["Ada Lovelace"], filter=False)
+    memory.index([PE("z", "Zebras live in Africa.", ("zebra", "lives in", "Africa"), "Africa")])
+    written = projection.namespace_version(memory.driver, memory.database, memory.namespace)
+    victims, build = ["b", "c"], projection._project
+
+    def interleaved(tx, driver, database, ns, kind, name):  # noqa: ANN001, ANN202
+        if ns == memory.namespace and kind == "passage" and victims:
+            # a query on the older projection (its seeds are in it: it does not wait) reads the passages ...
+            memory.query("Ada Lovelace", mode="entity-ppr", entities=["Ada Lovelace"])
+            memory.delete([victims.pop(0)])  # ... then a deletion commits before this projection reads the graph
+        return build(tx, driver, database, ns, kind, name)
+
+    monkeypatch.setattr(projection, "_project", interleaved)
+    result = memory.query("Ada Lovelace wrote notes", mode="hipporag2", filter=False, fresh=True)
+    walked = [p.id for p in result.passages if not p.filled]
+    assert result.graph_version == written, "answered from the projection it built, not from a later one"
+    assert walked and "b" not in walked and set(walked) <= set("acdefz"), walked
+    assert victims == ["c"]  # built once
+
+
 def test_stale_queries_do_not_wait_for_a_projection_another_client_is_building(held_refreshes, memory_factory, driver, connection):
     """The projection lock is held (as by another process mid-projection): queries go on with the old
     projection, and a query that needs the current graph gets it once the lock is released."""

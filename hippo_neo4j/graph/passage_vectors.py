@@ -12,12 +12,16 @@ first query: a one-shot process (``hippo query``) would read every vector to sco
 server reads each embedding once as well but sends back one number per passage.
 
 Which passages a walk seeds is decided per query: those of the projection's graph version or older
-(``since``), as the statements did.
+(``since``), as the statements did. Every one of them must be in the projection (GDS refuses a source node it
+does not hold), so the cache is read again when it was read before the projection was first seen: a projection
+is named by the version read before it was built, and a passage deleted meanwhile is not in it, while a cache
+read in between, at that version, still holds it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +90,7 @@ class PassageVectors:
         self.store = store
         self.limit_mb = memory_limit_mb() if limit_mb is None else limit_mb
         self.version: int | None = None  # the namespace's graph version the cache was read at
+        self.read_at = float("-inf")  # when the cache's last read began (time.monotonic())
         self.server_side = False  # too large for the limit: the server computes the cosines
         self.asked = 0  # queries answered
         self._lock = threading.Lock()
@@ -103,7 +108,9 @@ class PassageVectors:
         query = np.asarray(vector, dtype=np.float32)
         with self._lock:
             self.asked += 1
-            if self.asked > 1 and self.version != graph.current:  # the first query: see the module's docstring
+            # the first query: see the module's docstring; a projection seen after the cache was read may lack
+            # a cached passage (deleted meanwhile)
+            if self.asked > 1 and (self.version != graph.current or self.read_at < graph.seen):
                 self._refresh(graph.current, len(query))
             if self.asked > 1 and not self.server_side:
                 norm = float(np.linalg.norm(query))
@@ -122,6 +129,7 @@ class PassageVectors:
         lands meanwhile moves the version again, and the next query refreshes once more): the node ids and
         hashes of every passage, then the vectors of those not cached with the same hash (a passage not yet
         sealed has none, and is read again)."""
+        self.read_at = time.monotonic()
         stamps = self.store.run("passage_vectors", vectors=False)[0]
         self.version = version
         if len(stamps["nodes"]) * dimension * 4 / 2**20 > self.limit_mb:

@@ -35,7 +35,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from neo4j import Driver
@@ -117,7 +117,10 @@ def _version_of(name: str, ns: str) -> int | None:
 @dataclass(frozen=True)
 class Projection:
     """A complete projection in the GDS catalogue: graph version ``version`` of the namespace, whose current
-    version (when it was looked up) is ``current``."""
+    version (when it was looked up) is ``current``. ``seen``: when this process first found it complete
+    (``time.monotonic()``). Its name's version is read before it is built, so it holds that version's graph
+    or a newer one: a write that commits meanwhile is in it too. What was read from the database after
+    ``seen`` is at least as new as the projection (``graph/passage_vectors.py`` relies on that)."""
 
     name: str
     version: int
@@ -125,6 +128,7 @@ class Projection:
     relationships: int
     created: bool
     current: int = 0
+    seen: float = field(default_factory=time.monotonic)
 
     @property
     def behind(self) -> int:

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 from neo4j import Driver
-from neo4j.exceptions import ClientError
+from neo4j.exceptions import ClientError, ResultFailedError
 
 from .. import capabilities
 from ..db import cypher, cypher_statements
@@ -78,6 +78,22 @@ def side_by_side(first: Callable[[], list[Any]], second: Callable[[], list[Any]]
     if not records:
         return []
     return [dict(records[0].items()) | (dict(other[0].items()) if other else {})] + list(records[1:])
+
+
+# Walks of one query before its error is raised: each retry is on the current projection after the one walked was
+# dropped (a newer one replaced it: a write landed and its projection was built during the walk). Only a
+# namespace written faster than its graph projects loses a walk more than once; this bounds the retries.
+WALK_ATTEMPTS = 3
+
+
+def _projection_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error it was raised from) says the projection walked, or a seed in it, is gone."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if any(m in str(seen) for m in ("not found", "does not exist", "do not exist")):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def usable(vector: np.ndarray) -> bool:
@@ -282,17 +298,20 @@ class GraphStore:
             graph = current(True, retry=True)
         if within is not None and not graph.nodes:  # the filter's passages make no graph of this kind
             return [], graph
-        try:
-            return run(graph), graph
-        except ClientError as exc:
-            # the projection was dropped meanwhile (a newer one replaced it), or a seed is not in it (a node of
-            # a namespace written before nodes recorded `since`: "sourceNodes ... do not exist"): use the
-            # current projection, once
-            if not any(m in str(exc) for m in ("not found", "does not exist", "do not exist")):
-                raise
+        attempts = 1
+        while True:
+            try:
+                return run(graph), graph
+            except (ClientError, ResultFailedError) as exc:
+                # the projection was dropped meanwhile (a newer one replaced it), or a seed is not in it (a node
+                # of a namespace written before nodes recorded `since`: "sourceNodes ... do not exist"): use the
+                # current projection. (A walk beside another reports the error as the driver's ResultFailedError,
+                # GDS's in its causes.)
+                if attempts == WALK_ATTEMPTS or not _projection_gone(exc):
+                    raise
+            attempts += 1
             projection.forget(self.driver, self.database, self.namespace)
             graph = current(True, retry=True)
-            return run(graph), graph
 
     def has_passages(self) -> bool:
         return bool(self.run("namespace_has_passages")[0]["any"])

@@ -242,12 +242,15 @@ class Retriever(ABC):
 
 def by_score(rows: Iterable[Any], field: str = "score") -> list[Any]:
     """``rows`` (each with ``id`` and ``field``) by ``field``, highest first, equal ones by id: the same order on
-    any index of the same corpus."""
-    return sorted(rows, key=lambda r: (-r[field], r["id"]))
+    any index of the same corpus. A row without an id (its node was deleted while the statement read it) is
+    left out."""
+    return sorted((r for r in rows if r["id"] is not None), key=lambda r: (-r[field], r["id"]))
 
 
 def to_passages(records: Iterable[Any]) -> list[RetrievedPassage]:
-    """Records with id, title, text, score (and contributors) as results; each keeps its 5 largest contributors."""
+    """Records with id, title, text, score (and contributors) as results; each keeps its 5 largest contributors.
+    A passage deleted while the statement read it (no id or text) is left out, and so is a phrase deleted so
+    (no text) among the contributors."""
     return [
         RetrievedPassage(
             id=r["id"],
@@ -257,10 +260,12 @@ def to_passages(records: Iterable[Any]) -> list[RetrievedPassage]:
             metadata=read(r.get("meta")),
             contributors=[
                 Contributor(**c)
-                for c in sorted(r.get("contributors") or [], key=lambda c: (-c["contribution"], c["phrase"]))[:5]
+                for c in sorted((c for c in r.get("contributors") or [] if c["phrase"] is not None),
+                                key=lambda c: (-c["contribution"], c["phrase"]))[:5]
             ],
         )
         for r in records
+        if r["id"] is not None and r["text"] is not None
     ]
 
 

@@ -238,12 +238,12 @@ class EntityPPRRetriever(Retriever):
               config: HippoConfig) -> None:
         """Agreement first (each signal's top passages that the other confirms), then the second hop (where
         the placed passages lead, confirmed by the walk or dense), then the walk's order."""
-        walk = by_score(record["ranked"])
+        passages = {p.id: p for p in to_passages(record["ranked"])}
+        walk = [r for r in by_score(record["ranked"]) if r["id"] in passages]
         entity_walk = record.get("entityWalk") or []
         entity = ranked_ids(entity_walk)
         entity_rank = {pid: i + 1 for i, pid in enumerate(entity)}
-        entity_mass = {x["id"]: x["mass"] for x in entity_walk}
-        passages = {p.id: p for p in to_passages(walk)}
+        entity_mass = {x["id"]: x["mass"] for x in entity_walk if x["id"] is not None}
         # the statement returns the entity walk's top agreement_walk passages: all it reaches, when fewer
         placed_all, depth = first_round(dense, entity, seeding, config)
         first = [pid for pid in placed_all if pid in passages]
