@@ -178,6 +178,30 @@ def power_iteration_ppr(n: int, edges: list[tuple[int, int, float]], reset: np.n
     return p
 
 
+def test_graph_queries_leave_no_line_in_the_server_logs(memory_factory, server_settings):
+    """GDS writes each PageRank iteration to the logs at INFO whatever the walk asks for (70-180 lines a query), so a
+    server answering queries rotated its logs every minute; the local server's log configuration sets GDS's loggers
+    to WARN (``server.write_log_configs``)."""
+    memory = memory_factory()
+    memory.index([{"id": "a", "text": "Ada Lovelace wrote notes on the engine.",
+                   "extraction": {"named_entities": ["Ada Lovelace"], "triples": [["Ada Lovelace", "wrote", "notes"]]}},
+                  {"id": "b", "text": "Charles Babbage designed the engine.",
+                   "extraction": {"named_entities": ["Charles Babbage"],
+                                  "triples": [["Charles Babbage", "designed", "engine"]]}}])
+    modes = ("hipporag1", "hipporag2", "entity-ppr")
+    for mode in modes:  # the projections are built (that may log)
+        memory.query("Who wrote notes?", mode=mode, entities=["Ada Lovelace"], filter=False)
+    log = server.log_file(server_settings)
+    start = log.stat().st_size
+    walked = [memory.query("Who wrote notes?", mode=mode, entities=["Ada Lovelace"], filter=False) for mode in modes]
+    assert all(r.passages and r.passages[0].id == "a" and not r.passages[0].filled for r in walked)
+    data = log.read_bytes()
+    written = data[start:] if len(data) >= start else data  # (rotated meanwhile: the new file)
+    assert b"PageRank" not in written, written[-2000:].decode("utf-8", "replace")
+    conf = (server_settings.server_dir / "conf" / "neo4j.conf").read_text()
+    assert "server.logs.config=" in conf and "server.logs.user.config=" in conf
+
+
 def test_weighted_personalised_pagerank_matches_numpy(driver):
     edges = [(0, 1, 1.0), (1, 2, 2.0), (2, 3, 0.5), (3, 0, 3.0), (1, 3, 1.5), (4, 5, 1.0), (2, 4, 0.25)]
     n = 6

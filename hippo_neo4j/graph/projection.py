@@ -19,7 +19,9 @@ beyond that share (clients that ended leave theirs behind).
 Every projection and walk (``cypher/``) runs with GDS's progress logging off (``logProgress: false``): it wrote
 about a hundred lines to the server's logs for each projection and several for each walk, so that the logs of
 a server answering queries turned over every few minutes, and a walk on the musique mention graph is faster
-without it (80 walks, each paired with the same walk logged: median ratio 0.88).
+without it (80 walks, each paired with the same walk logged: median ratio 0.88). GDS 2.26 still logs every
+PageRank iteration (70-180 lines a graph query); the local server sets GDS's loggers to WARN for that
+(``runtime/server.py``, ``QUIET_LOGGERS``); a server of the user's own keeps its log configuration.
 
 Before projecting, GDS's memory estimate for the namespace's node and relationship counts is compared with the
 server's free heap (:func:`check_memory`): a projection that cannot fit fails at once with both figures and

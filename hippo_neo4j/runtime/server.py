@@ -23,6 +23,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import zipfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -267,6 +268,39 @@ def render_conf(settings: ServerSettings, java: Java) -> str:
     return "\n".join(line for line in lines if line) + "\n"
 
 
+# GDS writes every PageRank iteration to the server's logs at INFO ("PageRank :: Compute iteration 7 of 50 ::
+# Finished", about 70-180 lines a graph query) although every walk asks for no progress logging: a server answering
+# queries then rotates its logs every minute or so, and they hold nothing of what went before a failure. The server's
+# own logging defaults (read from its logging jar, so each line keeps its format) are written to conf/ with these
+# loggers at WARN: their warnings and errors are still logged.
+QUIET_LOGGERS = ("org.neo4j.gds",)
+LOG_CONFIGS = {  # the default in the logging jar -> the file in conf/ and the setting that names it
+    "default-server-logs.xml": ("server-logs.xml", "server.logs.config"),
+    "default-user-logs.xml": ("user-logs.xml", "server.logs.user.config"),
+}
+
+
+def write_log_configs(home: Path, conf: Path) -> list[str]:
+    """Write the server's default log configurations with :data:`QUIET_LOGGERS` at WARN into ``conf``; the
+    neo4j.conf lines that name them (none where the runtime's logging jar does not hold a default: it keeps its own)."""
+    jars = sorted((home / "lib").glob("neo4j-logging-*.jar"))
+    if not jars:
+        return []
+    quiet = "".join(f'\n        <Logger name="{name}" level="WARN"/>' for name in QUIET_LOGGERS)
+    lines = []
+    with zipfile.ZipFile(jars[-1]) as jar:
+        for resource, (name, setting) in LOG_CONFIGS.items():
+            try:
+                text = jar.read(resource).decode("utf-8")
+            except KeyError:
+                continue
+            if text.count("<Loggers>") != 1:
+                continue
+            (conf / name).write_text(text.replace("<Loggers>", "<Loggers>" + quiet), encoding="utf-8")
+            lines.append(f"{setting}={conf / name}")
+    return lines
+
+
 def _env(home: Path, settings: ServerSettings, java: Java) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
@@ -479,7 +513,10 @@ def start(settings: ServerSettings, say: Say = _quiet) -> Status:
     home = ensure_runtime(settings, say)
     for sub in ("conf", "data", "logs", "run", "import"):
         (settings.server_dir / sub).mkdir(parents=True, exist_ok=True)
-    (settings.server_dir / "conf" / "neo4j.conf").write_text(render_conf(settings, java), encoding="utf-8")
+    conf = settings.server_dir / "conf"
+    log_lines = write_log_configs(home, conf)
+    (conf / "neo4j.conf").write_text(render_conf(settings, java) + "".join(f"{line}\n" for line in log_lines),
+                                     encoding="utf-8")
     env = _env(home, settings, java)
     _initialise_auth(home, settings, java, env)
     if current.pid is None and pid_file(settings).exists():
