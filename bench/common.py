@@ -27,6 +27,9 @@ from hippo_neo4j.evaluation.reference import InProcess  # noqa: E402
 from hippo_neo4j.extract import make_extractor  # noqa: E402
 from hippo_neo4j.graph import projection  # noqa: E402
 from hippo_neo4j.models import Extraction, IndexReport, PassageIn  # noqa: E402
+from hippo_neo4j.retrieve.base import PassageSeeding  # noqa: E402
+from hippo_neo4j.retrieve.entity_ppr import (  # noqa: E402
+    entity_ppr_parameters, entity_seeds, first_round, ranked_ids, z_score_seeds)
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters  # noqa: E402
 from hippo_neo4j.retrieve.hipporag2 import mass_floor, passage_seeds, ppr2_parameters  # noqa: E402
 from hippo_neo4j.retrieve.linking import LINK_CANDIDATES  # noqa: E402
@@ -216,6 +219,41 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         steps("pagerank", lambda: memory.store.run("bench_ppr_only", **params))  # the walk alone
         steps("ppr_passages", lambda: memory.store.run("ppr_passages", **params))
         steps("total", lambda: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities))
+    return steps.medians()
+
+
+def profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
+    """Median milliseconds of each step of an entity-ppr query through Neo4j, its query entities given: encoding the
+    query, linking its entities (encoding them and the phrase index's statement), the projection check, the
+    passage seeds, GDS PageRank alone on the walk's seeds (``cypher/bench_ppr2_only.cypher``), the walk's statement,
+    the entity walk's (which a query runs beside the walk, on the other connection), the second round's (after the
+    entity walk, on that connection too), and the whole query."""
+    steps = Steps("encode", "linking", "projection_check", "passage_seeds", "pagerank", "walk", "entity_walk", "hop",
+                  "total")
+    cfg, retriever = memory.config, memory.retriever("entity-ppr")
+    for q in queries:
+        vector = steps("encode", lambda: memory.encoder.encode_queries([q.text])[0])
+        linked = steps("linking", lambda: memory.link_entities(list(q.entities or ())))
+        graph = steps("projection_check", lambda: projection.ensure(
+            memory.driver, memory.database, memory.namespace, "mentions"))
+        seeding = PassageSeeding(memory.retrieval.passage_vectors(), vector, z_score_seeds)
+        sources = steps("passage_seeds", lambda: seeding(graph))
+        seeds = entity_seeds(linked, cfg.entity_share)
+        dense = [x["id"] for x in seeding.cosines.top(seeding.cosines.cosine, cfg.agreement_walk)]
+        params = entity_ppr_parameters(cfg, top_k) | sources | {
+            "graph": graph.name, "graphVersion": graph.version, "include": dense,
+            "seeds": [{"text": t, "weight": w} for t, w in seeds.items()]}
+        share = 1.0 - cfg.entity_share if seeds else 1.0  # as the walk's statement scales the passage seeds
+        alone = params | {"passageSources": [[n, share * w] for n, w in sources["passageSources"]]}
+        steps("pagerank", lambda: memory.store.run("bench_ppr2_only", **alone))  # the walk alone
+        steps("walk", lambda: memory.store.run("entity_ppr_passages", **params))
+        found = steps("entity_walk", lambda: memory.store.run("entity_walk", **params))
+        entity = ranked_ids(found[0]["entityWalk"]) if found else []
+        placed, _ = first_round(dense, entity, seeding, cfg)
+        if placed:
+            hop = lambda more: memory.store.run("entity_ppr_hop", **(params | more))  # noqa: E731
+            steps("hop", lambda: retriever._hop(placed, hop, cfg))
+        steps("total", lambda: memory.query(q.text, mode="entity-ppr", top_k=top_k, entities=q.entities))
     return steps.medians()
 
 

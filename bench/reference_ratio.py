@@ -1,8 +1,9 @@
 """Steady query p50 of every mode against the in-process reference on one indexed namespace (``make bench``'s
 latency step), per block size: the two paths take turns in blocks of that many queries. ``--profile``: then
-hipporag2's and hipporag1's step medians (each beside GDS PageRank alone on the same seeds). ``--async-calls N``: then, per ``--rounds``, N queries (every mode in turn) through
-AsyncHippoRAG in one event loop, then through HippoRAG on a thread pool as wide: wall times, their ratio, the
-longest wait of a heartbeat coroutine (5 ms ticks), whether the passages are the same, the largest score gap.
+hipporag2's, hipporag1's and entity-ppr's step medians (each beside GDS PageRank alone on the same seeds).
+``--async-calls N``: then, per ``--rounds``, N queries (every mode in turn) through AsyncHippoRAG in one event loop,
+then through HippoRAG on a thread pool as wide: wall times, their ratio, the longest wait of a heartbeat coroutine
+(5 ms ticks), whether the passages are the same, the largest score gap.
 
     python bench/reference_ratio.py --namespace eval-musique_train-bge-small-en-v1.5 --blocks 1,10,100,1,10,100
     python bench/reference_ratio.py --namespace eval-musique_train-bge-small-en-v1.5 --blocks 10 --profile
@@ -16,7 +17,7 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from common import measure_latency, namespace_questions, profile_hipporag1, profile_hipporag2
+from common import measure_latency, namespace_questions, profile_entity_ppr, profile_hipporag1, profile_hipporag2
 
 from hippo_neo4j import AsyncHippoRAG, HippoRAG
 from hippo_neo4j.memory import default_workers
@@ -43,7 +44,7 @@ async def concurrently(hippo: AsyncHippoRAG, calls: list) -> tuple[list, float]:
 def main() -> None:
     def options(parser):  # noqa: ANN001, ANN202
         parser.add_argument("--blocks", default="10")
-        parser.add_argument("--profile", action="store_true", help="then hipporag2's and hipporag1's step medians")
+        parser.add_argument("--profile", action="store_true", help="then the graph modes' step medians")
         parser.add_argument("--async-calls", type=int, default=0, help="then AsyncHippoRAG against the sync client")
         parser.add_argument("--rounds", type=int, default=3)
 
@@ -59,6 +60,8 @@ def main() -> None:
             print(json.dumps({"hipporag2 step p50 ms": {k: round(v, 1) for k, v in steps.items() if v is not None}}))
             steps = profile_hipporag1(memory, queries)
             print(json.dumps({"hipporag1 step p50 ms": {k: round(v, 1) for k, v in steps.items() if v is not None}}))
+            steps = profile_entity_ppr(memory, queries)
+            print(json.dumps({"entity-ppr step p50 ms": {k: round(v, 1) for k, v in steps.items() if v is not None}}))
         calls = [(queries[i % len(queries)], m) for i, m in enumerate(MODES.names() * args.async_calls)][: args.async_calls]
         ids = lambda runs: [[x[0] for x in r] for r in runs]  # noqa: E731
         one = lambda c: [(p.id, p.score) for p in memory.query(c[0].text, mode=c[1], entities=c[0].entities).passages]  # noqa: E731
