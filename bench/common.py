@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple, Sequence, TypeVar
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the checkout's library, also when run with another interpreter
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -29,7 +31,8 @@ from hippo_neo4j.graph import projection  # noqa: E402
 from hippo_neo4j.models import Extraction, IndexReport, PassageIn  # noqa: E402
 from hippo_neo4j.retrieve.base import PassageSeeding  # noqa: E402
 from hippo_neo4j.retrieve.entity_ppr import (  # noqa: E402
-    entity_ppr_parameters, entity_seeds, first_round, ranked_ids, z_score_seeds)
+    COSINE_PRECISION, Ranking, agreement_chances, entity_ppr_parameters, entity_seeds, hop_sources, passage_masses,
+    walk_precision, z_score_seeds)
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters  # noqa: E402
 from hippo_neo4j.retrieve.hipporag2 import mass_floor, passage_seeds, ppr2_parameters  # noqa: E402
 from hippo_neo4j.retrieve.linking import LINK_CANDIDATES  # noqa: E402
@@ -141,7 +144,7 @@ def measure_latency(memory: HippoRAG, queries: Sequence[Query], *, reference: bo
                        lambda q: inproc.entity_ppr(q.text, q.entities, cfg, top_k)),
         "entity-ppr-first-hop": (  # without the second hop: the walk it adds, in the same run
             lambda q: memory.query(q.text, mode="entity-ppr-first-hop", top_k=top_k, entities=q.entities),
-            lambda q: inproc.entity_ppr(q.text, q.entities, cfg.model_copy(update={"agreement_hop": 0}), top_k)),
+            lambda q: inproc.entity_ppr(q.text, q.entities, cfg.model_copy(update={"entity_hop": False}), top_k)),
         "hipporag2": (lambda q: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False),
                       lambda q: inproc.hipporag2(q.text, cfg, top_k)),
         "hipporag1": (lambda q: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities),
@@ -239,20 +242,21 @@ def profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], *, top_k: int
         seeding = PassageSeeding(memory.retrieval.passage_vectors(), vector, z_score_seeds)
         sources = steps("passage_seeds", lambda: seeding(graph))
         seeds = entity_seeds(linked, cfg.entity_share)
-        dense = [x["id"] for x in seeding.cosines.top(seeding.cosines.cosine, cfg.agreement_walk)]
-        params = entity_ppr_parameters(cfg, top_k) | sources | {
-            "graph": graph.name, "graphVersion": graph.version, "include": dense,
+        params = entity_ppr_parameters(cfg) | sources | {
+            "graph": graph.name, "graphVersion": graph.version,
             "seeds": [{"text": t, "weight": w} for t, w in seeds.items()]}
         share = 1.0 - cfg.entity_share if seeds else 1.0  # as the walk's statement scales the passage seeds
         alone = params | {"passageSources": [[n, share * w] for n, w in sources["passageSources"]]}
         steps("pagerank", lambda: memory.store.run("bench_ppr2_only", **alone))  # the walk alone
         steps("walk", lambda: memory.store.run("entity_ppr_passages", **params))
         found = steps("entity_walk", lambda: memory.store.run("entity_walk", **params))
-        entity = ranked_ids(found[0]["entityWalk"]) if found else []
-        placed, _ = first_round(dense, entity, seeding, cfg)
-        if placed:
+        passages = dict(zip(seeding.cosines.nodes.tolist(), seeding.cosines.ids))
+        entity = Ranking.of(passage_masses(found[0]["window"], passages), walk_precision(cfg)) if found and seeds else None
+        dense = Ranking.top(seeding.cosines.ids, seeding.cosines.cosine.astype(np.float64), COSINE_PRECISION)
+        agreed = hop_sources(agreement_chances(len(passages), dense, entity))
+        if agreed:
             hop = lambda more: memory.store.run("entity_ppr_hop", **(params | more))  # noqa: E731
-            steps("hop", lambda: retriever._hop(placed, hop, cfg))
+            steps("hop", lambda: retriever._hop(agreed, passages, hop, cfg))
         steps("total", lambda: memory.query(q.text, mode="entity-ppr", top_k=top_k, entities=q.entities))
     return steps.medians()
 

@@ -1,20 +1,20 @@
-// entity-ppr's second round (hippo_neo4j/retrieve/entity_ppr.py): a Personalized PageRank over the namespace's
-// mention projection from the passages the agreement placed alone ($placed: passage ids, equal weights), the
-// first hop of the answer, so that its mass shows where that hop leads: passages that share its entities,
-// the closer and the more specific the entity, the more. $maxIterations is the client's HOP_STEPS + 1 (the paths
-// of up to 3 steps: an entity shared directly or through a synonym), not a walk to convergence. Returns the
-// passages not in $placed among the $window nodes with the most mass, with their mass (the client takes the top
-// $hopTop, ties by id); `complete`: they are $hopTop or more, or all the nodes with mass (else the client runs
-// the statement again with a larger window).
-// $only and $matching: as in entity_ppr_passages.cypher. Parameters: $graph, $graphVersion, $ns, $placed,
-// $damping, $maxIterations, $tolerance, $concurrency, $hopTop, $window, $only, $matching.
+// entity-ppr's second hop (hippo_neo4j/retrieve/entity_ppr.py): a walk over the namespace's mention projection from
+// the passages that the question's text and the entity walk agree on ($sources: [[node id (a float), weight]],
+// weighted by that agreement), the first hop of the answer, so that its mass shows where that hop leads: the
+// passages that share an entity with them, the closer, the more specific the entity and the stronger the agreement,
+// the more. The sources are given as nodes, so that a GDS that takes node ids only (graph/reset.py) walks exactly
+// these steps too (a walk per distinct weight). $maxIterations is the client's HOP_STEPS + 1 (the paths of up to 3 steps: an entity shared directly or
+// through a synonym), not a walk to convergence. Returns the $window nodes with the most mass as [node id, mass],
+// most first (equal masses by node id); the client takes from each source the mass it started
+// with. Parameters: $graph, $sources, $damping, $maxIterations, $tolerance,
+// $concurrency, $window.
 CALL () {
-  CALL () {
-    MATCH (p:Passage {ns: $ns})
-    WHERE p.id IN $placed AND coalesce(p.since, 0) <= $graphVersion
-    RETURN collect(p) AS placedNodes
-  }
-  WITH [p IN placedNodes | [p, 1.0 / size(placedNodes)]] AS hopSources WHERE size(placedNodes) > 0
+  UNWIND $sources AS x
+  MATCH (p:Passage) WHERE id(p) = toInteger(x[0])
+  RETURN collect([p, x[1]]) AS hopSources
+}
+CALL (hopSources) {
+  WITH hopSources WHERE size(hopSources) > 0
   CALL gds.pageRank.stream($graph, {
     sourceNodes: hopSources, dampingFactor: $damping,
     relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
@@ -22,11 +22,7 @@ CALL () {
   })
   YIELD nodeId, score
   WITH nodeId, score WHERE score > 0
-  RETURN nodeId, score ORDER BY score DESC LIMIT $window
+  RETURN nodeId, score ORDER BY score DESC, nodeId LIMIT $window
 }
-WITH collect([gds.util.asNode(nodeId), score]) AS window
-WITH size(window) AS windowSize,
-     [x IN window WHERE x[0]:Passage AND x[0].ns = $ns AND coalesce(x[0].since, 0) <= $graphVersion
-                  AND NOT x[0].id IN $placed AND ($only IS NULL OR id(x[0]) IN $only)] AS found
-RETURN [x IN found | {id: x[0].id, mass: x[1]}] AS hop,
-       windowSize < $window OR size(found) >= $hopTop OR ($matching IS NOT NULL AND size(found) >= $matching - size($placed)) AS complete
+WITH collect([nodeId, score]) AS window
+RETURN window

@@ -8,6 +8,8 @@ CREATE CONSTRAINT hippo_facet IF NOT EXISTS FOR (f:HippoFacet) REQUIRE (f.ns, f.
 CREATE CONSTRAINT hippo_projection_lock IF NOT EXISTS FOR (l:HippoProjectionLock) REQUIRE (l.ns, l.kind) IS UNIQUE;
 CREATE INDEX hippo_passage_ns IF NOT EXISTS FOR (p:Passage) ON (p.ns);
 CREATE INDEX hippo_phrase_ns IF NOT EXISTS FOR (p:Phrase) ON (p.ns);
+// a phrase by its key without accents, where that differs from its text (cypher/phrase_matches.cypher)
+CREATE INDEX hippo_phrase_fold IF NOT EXISTS FOR (p:Phrase) ON (p.ns, p.fold);
 CREATE INDEX hippo_fact_subject IF NOT EXISTS FOR (f:Fact) ON (f.ns, f.subject);
 // The indexes every namespace had in common before each got its own (namespace_schema.cypher): dropped, so
 // writes no longer maintain them.

@@ -217,19 +217,13 @@ class HippoConfig(BaseModel):
         False, description="entity-ppr: weigh each linked phrase's seed by how like the query its passages are "
                           "(1/|P_i| x the mean of its passages' positive cosine z-scores)"
     )
-    agreement_dense: int = Field(
-        3, ge=0, description="entity-ppr: how many of dense's top passages (by cosine), and then of the entity walk's "
-                             "(by mass), go first when the other signal confirms them; 0: the walk's order alone"
+    entity_agreement: bool = Field(
+        True, description="entity-ppr: a passage that dense and the entity walk both rank high is placed by that "
+                          "agreement (the chance of both ranks); False: the walk's and dense's ranks alone (entity-ppr-walk)"
     )
-    agreement_walk: int = Field(
-        10, ge=1, description="entity-ppr: how deep in the other signal's ranking (the entity walk's for a dense "
-                              "passage, dense's for an entity-walk passage, the walk's or dense's for a second-hop "
-                              "passage) a passage confirms; no deeper than half the namespace's passages"
-    )
-    agreement_hop: int = Field(
-        2, ge=0, description="entity-ppr: after the agreement, the second hop: a three-step walk from the passages placed alone; "
-                             "its top agreement_hop passages (the placed ones left out) that the walk or dense ranks "
-                             "in its top agreement_walk go next; 0: none (entity-ppr-first-hop)"
+    entity_hop: bool = Field(
+        True, description="entity-ppr: the second hop, a three-step walk from the agreed passages, places where they "
+                          "lead when the walk or dense confirms it; False: none (entity-ppr-first-hop)"
     )
     # hybrid
     hybrid_lambda: float = Field(0.5, ge=0, le=1, description="weight of the hipporag1 score in the fusion")

@@ -32,6 +32,7 @@ from .config import ConnectionSettings, HippoConfig
 from .corpus import load_openie
 from .db import connect
 from .encode import Encoder, shared_encoder
+from .extract import query_terms
 from .errors import ConfigError
 from .graph import binding, projection
 from .graph import namespace as namespaces
@@ -168,7 +169,7 @@ class HippoRAG:
         self.facts = FactStore(self.store, encoder)
         self.indexer = Indexer(self.store, encoder, self.facts)
         self.retrieval = RetrievalContext(
-            self.store, encoder, lambda text: self.extractor.query_entities(text), lambda: self.fact_filter,
+            self.store, encoder, lambda text: query_terms(self.extractor, text), lambda: self.fact_filter,
             filler=DenseRetriever,
         )
         self._bound = True

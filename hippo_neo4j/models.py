@@ -114,12 +114,27 @@ class IndexReport(BaseModel):
                 setattr(self, name, getattr(self, name) + value)
 
 
+class QueryTerms(BaseModel):
+    """A question as the linking reads it, whatever its casing: its words (lower-case, normalised and without
+    accents, ``text.fold_phrase``), whether each is a noun, proper noun or number (``nominal``) or a stop word
+    (``stop``) in the parse of the lower-cased question, and the extractor's query entities of the lower-cased
+    question (``names``: linked by embedding where no phrase of the namespace is found among the words)."""
+
+    words: list[str] = Field(default_factory=list)
+    nominal: list[bool] = Field(default_factory=list)
+    stop: list[bool] = Field(default_factory=list)
+    names: list[str] = Field(default_factory=list)
+
+
 class LinkedEntity(BaseModel):
     entity: str
     phrase: str
     similarity: float
     passages: int
     weight: float = 0.0
+    confidence: float = Field(1.0, description="how surely the words name the phrase's entity: of the passages "
+                              "whose text holds the phrase, the share that name it or a synonym of it (1.0 for "
+                              "entities given)")
     since: int = Field(0, exclude=True)  # the graph version that created the phrase
 
 
@@ -157,17 +172,22 @@ class RetrievedPassage(BaseModel):
     id: str
     title: str | None = None
     text: str
-    score: float
+    score: float = Field(description="the mode's score, non-increasing down a result: entity-ppr, its evidence "
+                         "(-log10 of a chance); hipporag1 and hipporag2, PPR mass; dense, cosine; bm25, BM25; hybrid, "
+                         "the fused score; 0 for a passage filled from dense retrieval")
     contributors: list[Contributor] = Field(default_factory=list)
     filled: bool = Field(False, description="not found by the mode itself: added from dense retrieval to reach top_k")
     metadata: dict[str, Any] = Field(default_factory=dict, description="the passage's metadata, as indexed")
     signals: dict[str, Any] = Field(
         default_factory=dict,
-        description="entity-ppr: why the passage is here: `placed` ('agreement': dense and the entity walk both rank it "
-                    "at their top; 'hop': a walk from the agreed passages leads to it and the walk or dense ranks it at "
-                    "its top; 'walk': by its PPR mass), `dense_rank`, `entity_walk_rank` (None: not in its top), "
-                    "`walk_rank`, `hop_rank` (in the walk from the agreed passages; None: not in its top or not run), "
-                    "and `entity_share` (the part of its mass that came from the query's entities)",
+        description="entity-ppr: why the passage is here: `placed`, the evidence that ranks it ('agreement': dense and "
+                    "the entity walk both rank it high; 'hop': the walk from the agreed passages leads to it and the "
+                    "walk or dense ranks it high; 'walk', 'entity', 'dense': that signal alone ranks it high), "
+                    "`evidence` (each kind's -log10 "
+                    "chance; `score` is the largest), `dense_rank`, `entity_walk_rank`, `walk_rank`, `hop_rank` (None: "
+                    "not ranked), `entity_share` (the part of its walk mass that came from the question's phrases) and, "
+                    "for a 'hop' passage, `via`: the agreed passage and the phrase the hop reached it through (`self`: the "
+                    "passage is agreed itself and the hop leads back to it)",
     )
 
 

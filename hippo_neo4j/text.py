@@ -19,6 +19,18 @@ def normalize_phrase(text: object) -> str:
     return _NON_ALNUM.sub(" ", text.lower()).strip()
 
 
+def fold_phrase(text: object) -> str:
+    """A phrase's key for matching words as people type them: :func:`normalize_phrase` without accents or other
+    combining marks, and compatibility characters in their plain form ('aschenbrödel' -> 'aschenbrodel',
+    'ﬁlm' -> 'film'). Phrases keep their text; the key of one whose text it changes is stored beside it
+    (``Phrase.fold``)."""
+    text = normalize_phrase(text)
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return " ".join("".join(ch for ch in decomposed if not unicodedata.combining(ch)).split())
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -238,6 +238,17 @@ def test_hippo_eval_on_the_sample_dataset_writes_the_issue_json(tmp_path, connec
         # each stage shows its progress: the index, then the questions the modes are evaluated on
         assert f"evaluating {len(EVAL_DEFAULT)} modes" in out.stdout and "1/1" in out.stdout
         assert "evaluating 1 mode " in again.stdout
+        # the same questions in lower case, on the same index: the modes read them alike
+        lower_file = tmp_path / "lower.json"
+        lower = runner.invoke(cli, ["eval", str(SAMPLE), "--namespace", ns, "--variant", "lower", "--mode", "entity-ppr",
+                                    "--mode", "hipporag1", "--json", str(lower_file)], env=env, catch_exceptions=False)
+        assert lower.exit_code == 0 and "reusing it" in lower.stderr and "(lower)" in lower.stdout
+        lowered = json.loads(lower_file.read_text())
+        assert lowered["config"]["variant"] == "lower" and data["config"]["variant"] == "as-written"
+        (asked,) = lowered["questions"]
+        assert asked["question"] == question["question"].lower() != question["question"]
+        for mode in ("entity-ppr", "hipporag1"):
+            assert [pid for pid, _ in asked[mode]["retrieved"]] == [pid for pid, _ in question[mode]["retrieved"]]
     finally:
         runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
 

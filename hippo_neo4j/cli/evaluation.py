@@ -54,10 +54,16 @@ def _write_json(path: str, data: Any) -> None:
 @click.option("--no-filter", is_flag=True, help="hipporag2 without the LLM recognition filter (off anyway with no LLM).")
 @click.option("--reindex", is_flag=True, help="Drop and rebuild the evaluation namespace(s) even if they match.")
 @click.option("--no-openie", is_flag=True, help="Ignore the dataset's openie_*.json; run the extractor instead.")
-@click.option("--query-entities", "entity_source", type=click.Choice(["extractor", "named", "named-else-extractor", "gold"]),
-              default="extractor", show_default=True,
-              help="Diagnosis only: 'named' = spaCy named entities without noun chunks (else the extractor's with "
-              "'named-else-extractor'); 'gold' = oracle entities of the gold passages found in the question.")
+@click.option("--variant", type=click.Choice(["as-written", "lower"]), default="as-written", show_default=True,
+              help="Ask the questions as the dataset writes them, or in lower case, as people type into a chat box "
+              "(the same index).")
+@click.option("--query-entities", "entity_source",
+              type=click.Choice(["question", "extractor", "named", "named-else-extractor", "gold"]),
+              default="question", show_default=True,
+              help="'question': each mode links the question's words to the namespace's phrases. Diagnosis only, "
+              "names given to the modes instead: 'extractor' = the extractor's query entities; 'named' = spaCy named "
+              "entities without noun chunks (else the extractor's with 'named-else-extractor'); 'gold' = oracle "
+              "entities of the gold passages found in the question.")
 @click.option("--min-link-cosine", type=click.FloatRange(-1, 1), default=None,
               help="Diagnosis only: drop query entities whose best phrase has a lower cosine.")
 @click.option("--reader", "use_reader", is_flag=True,
@@ -86,6 +92,7 @@ def eval_cmd(
     no_filter: bool,
     reindex: bool,
     no_openie: bool,
+    variant: str,
     entity_source: str,
     min_link_cosine: float | None,
     use_reader: bool,
@@ -113,7 +120,10 @@ def eval_cmd(
         from ..reader import Reader
 
         reader = Reader()
-    dataset = ev.load_dataset(dataset_dir, use_openie=not no_openie).subset(limit)
+    if min_link_cosine is not None and entity_source == "question":
+        raise click.UsageError("--min-link-cosine drops query entities given to the modes: add --query-entities "
+                               "extractor (or named, named-else-extractor, gold).")
+    dataset = ev.load_dataset(dataset_dir, use_openie=not no_openie).subset(limit).variant(variant)
     if use_reader and not any(q.answers for q in dataset.questions):
         raise ConfigError(f"{dataset.root / 'questions.json'} has no gold answers ('answer' / 'answer_aliases') to score the reader against.")
     settings = connection_settings(ctx)
@@ -135,12 +145,10 @@ def eval_cmd(
         encoder = ev.ReusingEncoder(base_encoder)  # τ variants reuse this index's vectors
         memory = HippoRAG(settings, namespace=namespace, config=config, driver=driver, encoder=encoder)
         outcome = ev.ensure_index(memory, dataset, reindex=reindex, progress=True, say=say)
-        say(f"query entities for {len(dataset.questions)} questions ...")
-        entities = (
-            ev.diagnostic_entities(memory, dataset, entity_source, min_link_cosine=min_link_cosine)
-            if any(ev.uses_entities(m, config) for m in selected) or sweep
-            else {}
-        )
+        entities = None
+        if entity_source != "question" and (any(ev.uses_entities(m, config) for m in selected) or sweep):
+            say(f"query entities ({entity_source}) for {len(dataset.questions)} questions ...")
+            entities = ev.diagnostic_entities(memory, dataset, entity_source, min_link_cosine=min_link_cosine)
         say(f"evaluating {', '.join(selected)} on {len(dataset.questions)} questions ...")
         if reader is not None:
             say(f"reader {reader.name} on the top {reader_top_k} passages"
@@ -165,6 +173,7 @@ def eval_cmd(
             "encoder": memory.encoder.name,
             "query_extractor": getattr(memory.extractor, "name", None) if entities else None,
             "query_entities": entity_source,
+            "variant": variant,
             "min_link_cosine": min_link_cosine,
             "index_reused": outcome.reused,
             "recognition_filter": (
@@ -184,7 +193,7 @@ def eval_cmd(
                 result, dataset, baseline="dense" if "dense" in selected else "bm25", phrases=in_graph
             )
         text = [
-            f"{dataset.name}: {len(dataset.questions)} questions, {len(dataset.passages)} passages, "
+            f"{dataset.name}: {len(dataset.questions)} questions ({variant}), {len(dataset.passages)} passages, "
             f"namespace {namespace!r} (τ {memory.indexer.synonyms.tau(config):g}, damping {config.damping:g})",
             "",
             ev.summary_table(result["summary"], result["diagnostics"]),

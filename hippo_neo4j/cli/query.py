@@ -49,7 +49,7 @@ def _result_text(result: "RetrievalResult") -> str:
         filled = " (filled from dense)" if p.filled else ""
         lines.append(f"{rank:>2}. [{p.score:.4f}] {p.id}{filled}  {text[:160]}{'...' if len(text) > 160 else ''}")
         if p.contributors:
-            lines.append("      via " + ", ".join(f"{c.phrase} ({c.contribution:.3f})" for c in p.contributors[:3]))
+            lines.append("      from " + ", ".join(f"{c.phrase} ({c.contribution:.3g})" for c in p.contributors[:3]))
         if p.signals.get("placed"):
             lines.append("      " + placed_by(p.signals))
         if p.metadata:
@@ -68,9 +68,16 @@ def placed_by(signals: dict[str, Any]) -> str:
         "agreement": f"placed by agreement: dense rank {rank('dense_rank')}, entity-walk rank {rank('entity_walk_rank')}",
         "hop": f"placed by the second hop: hop rank {rank('hop_rank')}, walk rank {rank('walk_rank')}, "
                f"dense rank {rank('dense_rank')}",
+        "entity": f"placed by the entity walk alone: rank {rank('entity_walk_rank')}",
+        "dense": f"placed by dense alone: rank {rank('dense_rank')}",
     }.get(signals["placed"], f"placed by the walk: rank {rank('walk_rank')}")
+    via = signals.get("via")
+    if via:
+        line += (f"; the hop returns to it (agreed itself) through {via['phrase']}" if via.get("self") else
+                 f"; reached from {via['passage']} through {via['phrase']}") + (
+            f" (a synonym of {via['synonym_of']})" if via.get("synonym_of") else "")
     share = signals.get("entity_share")
-    return line + (f"; {100 * share:.0f} % of its mass from the query's entities" if share is not None else "")
+    return line + (f"; {100 * share:.0f} % of its walk mass from the question's phrases" if share is not None else "")
 
 
 FILTER = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*(?:(?P<op><=|>=|<|>|=)|\s(?P<in>in)\s)\s*(?P<value>.*)", re.S)

@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..corpus import load_openie
-from ..errors import HippoError
+from ..errors import ConfigError, HippoError
 from ..models import PassageIn, as_passage, content_hash
 
 log = logging.getLogger(__name__)
@@ -42,6 +42,20 @@ class Dataset:
         if n is None:
             return self
         return Dataset(self.name, self.root, self.passages, self.questions[:n], self.openie, self.unmatched_gold)
+
+    def variant(self, name: str) -> "Dataset":
+        """The same questions and gold passages, as written (``as-written``) or in lower case (``lower``: as people
+        type a question into a chat box); the corpus is the same, so both are evaluated on one index."""
+        if name not in VARIANTS:
+            raise ConfigError(f"Unknown question variant {name!r}; choose one of {', '.join(VARIANTS)}.")
+        if name == "as-written":
+            return self
+        questions = [replace(q, question=q.question.lower()) for q in self.questions]
+        return Dataset(self.name, self.root, self.passages, questions, self.openie, self.unmatched_gold)
+
+
+# How hippo eval can ask each question: as the dataset writes it, or in lower case.
+VARIANTS = ("as-written", "lower")
 
 
 def _read_json(path: Path) -> Any:

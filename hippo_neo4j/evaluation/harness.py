@@ -179,7 +179,7 @@ class ReusingEncoder:
         return self.encode([self.query_prefix + t for t in texts])
 
 
-ENTITY_SOURCES = ("extractor", "named", "named-else-extractor", "gold")
+ENTITY_SOURCES = ("question", "extractor", "named", "named-else-extractor", "gold")
 
 
 def query_entities(memory: HippoRAG, questions: Sequence[Question]) -> dict[str, list[str]]:
@@ -189,8 +189,9 @@ def query_entities(memory: HippoRAG, questions: Sequence[Question]) -> dict[str,
 
 def diagnostic_entities(
     memory: HippoRAG, dataset: Dataset, source: str, *, min_link_cosine: float | None = None
-) -> dict[str, list[str]]:
-    """Query entities for diagnosis (ablations, never the default):
+) -> dict[str, list[str]] | None:
+    """Query entities given to every mode instead of its own reading of the question (``question``, the default:
+    None, each mode links the question's words to the namespace's phrases), for diagnosis:
 
     - ``extractor``: the configured extractor's (the offline one: spaCy entities and noun chunks);
     - ``named``: spaCy named entities only, no noun chunks (closer to the paper's LLM NER);
@@ -202,6 +203,10 @@ def diagnostic_entities(
     """
     from ..text import normalize_phrase
 
+    if source == "question":
+        if min_link_cosine is not None:
+            raise ConfigError("--min-link-cosine drops query entities given to the modes: pick a --query-entities source.")
+        return None
     if source == "extractor":
         found = query_entities(memory, dataset.questions)
     elif source in ("named", "named-else-extractor"):
@@ -298,7 +303,8 @@ def evaluate(
     Each question's entry per mode holds ``entities``, ``seeds`` ([phrase, weight]) and ``retrieved``
     ([passage id, score], best first); hipporag1 also records its entity links, hipporag2 its facts and
     passage seeds, and both whether they fell back. Retrieval depth is ``max(top_k, 10)`` so that
-    Recall@10 is always defined.
+    Recall@10 is always defined. ``entities`` (question id -> names) are given to the modes that link entities
+    instead of their reading of the question (:func:`diagnostic_entities`); None: each reads the question.
 
     With ``reader`` (a :class:`~hippo_neo4j.reader.Reader`), it answers each question from each mode's top
     ``reader_top_k`` passages: the entry gets ``qa`` (answer, em, f1, tokens, seconds), the summary ``em`` and
@@ -318,8 +324,6 @@ def evaluate(
         raise ConfigError("iterative retrieval needs a reader (an LLM) to write its reasoning steps.")
     depth = max(top_k, max(RECALL_KS))
     ks = sorted(set(RECALL_KS) | {top_k})
-    if entities is None and any(uses_entities(m, memory.config) for m in modes):
-        entities = query_entities(memory, dataset.questions)
     loops = {
         m: IterativeRetrieval(memory, mode=m, steps=iterative_steps, reader=reader, context=reader_top_k)
         for m in modes
@@ -349,7 +353,7 @@ def evaluate(
         if answering is not None:
             entry["answers"] = list(q.answers)
         for variant in modes:
-            ents = (entities or {}).get(q.id, []) if linking[variant] else None
+            ents = entities.get(q.id, []) if entities is not None and linking[variant] else None
             result = memory.query(q.question, mode=variant, top_k=depth, entities=ents, filter=use_filter)
             retrieved = [[p.id, p.score] for p in result.passages]
             entry[variant] = {
@@ -366,7 +370,7 @@ def evaluate(
             record(variant, q, entry, result.passages, result.elapsed_ms, result.fell_back)
         for mode, loop in loops.items():
             variant = mode + IRCOT_SUFFIX
-            ents = (entities or {}).get(q.id, []) if linking[mode] else None
+            ents = entities.get(q.id, []) if entities is not None and linking[mode] else None
             it = loop.run(q.question, top_k=depth, entities=ents, filter=use_filter, keep_retrievals=False)
             chain = {
                 "stopped": it.stopped,

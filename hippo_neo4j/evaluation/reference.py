@@ -22,7 +22,8 @@ import numpy as np
 import scipy.sparse as sp
 from neo4j import Driver
 
-from ..retrieve.entity_ppr import HOP_STEPS, confirming
+from ..retrieve.entity_ppr import (COSINE_PRECISION, HOP_STEPS, WINDOW, Ranking, agreement_chances, evidence,
+                                   hop_sources, walk_precision)
 from ..text import normalize_phrase
 
 if TYPE_CHECKING:
@@ -189,33 +190,29 @@ class ReferenceGraph:
     def entity_ppr(
         self,
         query: np.ndarray,
-        linked_phrases: list[str],
+        seeds: dict[str, float],
         *,
         entity_share: float = 0.5,
         damping: float = 0.5,
         top_k: int = 10,
         tol: float = 1e-13,
         max_iter: int = 1000,
-        agreement_dense: int = 3,
-        agreement_walk: int = 10,
-        agreement_hop: int = 2,
+        agreement: bool = True,
+        hop: bool = True,
+        precision: float = 1e-7,
     ) -> dict:
-        """entity-ppr: phrase seeds 1/|P_i| scaled to sum ``entity_share``; passages above the mean cosine
-        seeded by their z-score, scaled to sum the rest (all of it with no phrase seed); passages by PPR mass,
-        after dense's top ``agreement_dense`` passages that a walk from the phrase seeds alone ranks among its
-        top ``agreement_walk`` (in dense's order), then that walk's top ``agreement_dense`` that dense ranks
-        among its top ``agreement_walk`` (in its order; ``agreement_dense`` 0: the walk's order alone), then
-        the top ``agreement_hop`` passages of a walk of ``HOP_STEPS`` steps from those placed alone (equal seeds;
-        the placed left out) that the walk or dense ranks among its top ``agreement_walk``, in that walk's order."""
+        """entity-ppr (hippo_neo4j/retrieve/entity_ppr.py): ``seeds`` (phrase -> weight, the links' weights) scaled
+        to sum ``entity_share``; passages above the mean cosine seeded by their z-score, scaled to sum the rest (all
+        of it with no phrase seed); the walk, the entity walk (the phrase seeds alone) and, from the passages dense
+        and the entity walk agree on (weighted by that agreement), a walk of ``HOP_STEPS`` steps, each ranking the
+        passages among its ``WINDOW`` nodes with the most mass (masses equal to ``precision``, the server's walks'
+        ``walk_precision``, by id); by the
+        evidence of those rankings (``entity_ppr.evidence``)."""
         assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
         q = query / np.linalg.norm(query)
-        n = len(self.phrases)
-        reset = np.zeros(n + len(self.passages))
-        raw: dict[str, float] = {}
-        for t in linked_phrases:  # a phrase two entities link to is seeded by both
-            count = self.passages_per_phrase[self.phrase_index[t]]
-            if count > 0:
-                raw[t] = raw.get(t, 0.0) + 1.0 / count
+        n, m = len(self.phrases), len(self.passages)
+        reset = np.zeros(n + m)
+        raw = {t: w for t, w in seeds.items() if w > 0}
         for phrase, weight in raw.items():
             reset[self.phrase_index[phrase]] = entity_share * weight / sum(raw.values())
         dense = self.passage_vectors @ q
@@ -224,31 +221,37 @@ class ReferenceGraph:
         z = np.where(usable & (dense > mean), (np.nan_to_num(dense, nan=mean) - mean) / (sd if sd > 0 else 1.0), 0.0)
         if sd > 0 and z.sum() > 0:
             reset[n:] = (1.0 - entity_share if raw else 1.0) * z / z.sum()
-        mass = walk(self.mention_transition_t, reset, damping, tol, max_iter)[n:]
-        ranked = [i for i in np.argsort(-mass, kind="stable") if mass[i] > 0]
-        first: list[int] = []
-        second: list[int] = []
-        if agreement_dense > 0 and raw:
+        full = walk(self.mention_transition_t, reset, damping, tol, max_iter)
+
+        def ranking(masses: np.ndarray, taken: np.ndarray | None = None) -> Ranking:
+            """The passages among the WINDOW nodes with the most mass, by their mass (less ``taken``)."""
+            top = np.argsort(-masses, kind="stable")[:WINDOW]
+            kept = top[(top >= n) & (masses[top] > 0)] - n
+            left = masses[n:][kept] - (taken[kept] if taken is not None else 0.0)
+            return Ranking.of({self.passages[i]: float(x) for i, x in zip(kept, left)}, precision)
+
+        kept = np.flatnonzero(usable)
+        by_dense = Ranking.top([self.passages[i] for i in kept], dense[kept], COSINE_PRECISION)
+        by_walk = ranking(full)
+        by_entity = by_hop = None
+        sources: dict[str, float] = {}
+        if raw and agreement:
             entity_reset = np.zeros_like(reset)
             entity_reset[:n] = reset[:n]
-            entity = walk(self.mention_transition_t, entity_reset, damping, tol, max_iter)[n:]
-            depth = confirming(agreement_walk, len(self.passages))  # no deeper than half the namespace
-            by_entity = [int(i) for i in np.argsort(-entity, kind="stable")[:depth] if entity[i] > 0]
-            by_cosine = [int(i) for i in np.argsort(-np.nan_to_num(dense, nan=-np.inf), kind="stable")[:depth]]
-            blind = 0 < int((entity > 0).sum()) < depth  # a walk that reaches this few passages vetoes none
-            first = [i for i in by_cosine[:agreement_dense] if (i in by_entity or blind) and mass[i] > 0]
-            first += [i for i in by_entity[:agreement_dense] if i in by_cosine and mass[i] > 0 and i not in first]
-            if agreement_hop > 0 and first:
+            by_entity = ranking(walk(self.mention_transition_t, entity_reset, damping, tol, max_iter))
+            sources = hop_sources(agreement_chances(int(usable.sum()), by_dense, by_entity)) if hop else {}
+            if sources:
+                index = {p: i for i, p in enumerate(self.passages)}
                 hop_reset = np.zeros_like(reset)
-                hop_reset[[n + i for i in first]] = 1.0 / len(first)
-                hop = short_walk(self.mention_transition_t, hop_reset, damping, HOP_STEPS)[n:]
-                led = [int(i) for i in np.argsort(-hop, kind="stable") if hop[i] > 0 and i not in first][:agreement_hop]
-                confirmed = set(ranked[:depth]) | set(by_cosine)
-                second = [i for i in led if i in confirmed and mass[i] > 0]
-        ranked = (first + second + [i for i in ranked if i not in first and i not in second])[:top_k]
-        return {"passages": [(self.passages[i], float(mass[i])) for i in ranked], "agreement": [self.passages[i] for i in first],
-                "hop": [self.passages[i] for i in second],
-                "phrase_seeds": {self.phrases[i]: float(reset[i]) for i in range(n) if reset[i] > 0}}
+                for pid, w in sources.items():
+                    hop_reset[n + index[pid]] = w
+                led = short_walk(self.mention_transition_t, hop_reset, damping, HOP_STEPS)
+                by_hop = ranking(led, (1 - damping) * hop_reset[n:])
+        found = evidence(int(usable.sum()), by_dense, by_walk, by_entity, by_hop)
+        ranked = found.order()[:top_k]
+        return {"passages": [(pid, found.score(pid)) for pid in ranked], "placed": {pid: found.placed[pid] for pid in ranked},
+                "ranks": {pid: {k: r.get(pid) for k, r in found.ranks.items()} for pid in ranked},
+                "sources": sources, "phrase_seeds": {self.phrases[i]: float(reset[i]) for i in range(n) if reset[i] > 0}}
 
     def ppr(self, seeds: dict[str, float], damping: float, tol: float = 1e-13, max_iter: int = 1000) -> np.ndarray:
         reset = np.zeros(len(self.phrases))
@@ -380,11 +383,16 @@ class InProcess:
         return found["passages"]
 
     def entity_ppr(self, text: str, entities: Sequence[str], config: Any, top_k: int) -> list[tuple[str, float]]:
+        """entity-ppr from the query entities given (each linked to its nearest phrase, 1/|P_i| a link)."""
+        seeds: dict[str, float] = {}
+        for phrase in self.link(entities):  # a phrase two entities link to is seeded by both
+            count = self.ref.passages_per_phrase[self.ref.phrase_index[phrase]]
+            if count > 0:
+                seeds[phrase] = seeds.get(phrase, 0.0) + 1.0 / count
         found = self.ref.entity_ppr(
-            self.encoder.encode_queries([text])[0], self.link(entities), entity_share=config.entity_share,
+            self.encoder.encode_queries([text])[0], seeds, entity_share=config.entity_share,
             damping=config.damping, top_k=top_k, tol=config.ppr_tolerance, max_iter=config.ppr_max_iterations,
-            agreement_dense=config.agreement_dense, agreement_walk=config.agreement_walk,
-            agreement_hop=config.agreement_hop,
+            agreement=config.entity_agreement, hop=config.entity_hop, precision=walk_precision(config),
         )
         return found["passages"]
 

@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Iterator, Protocol, Sequence, runtime_checkable
 
-from ..models import Extraction, PassageIn
+from ..models import Extraction, PassageIn, QueryTerms
 
 
 class Extractor(Protocol):
@@ -70,6 +70,10 @@ class LockedExtractor:
         with self._lock:
             return self.inner.query_entities(text)
 
+    def query_terms(self, text: str) -> QueryTerms:
+        with self._lock:
+            return self.inner.query_terms(text)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
@@ -87,4 +91,25 @@ def thread_safe(extractor: Any) -> Any:
     return LockedExtractor(extractor) if isinstance(inner, OfflineExtractor) else extractor
 
 
-__all__ = ["Extractor", "ExtractionFailure", "LockedExtractor", "StreamingExtractor", "make_extractor", "thread_safe"]
+_READER: LockedExtractor | None = None
+_READER_LOCK = threading.Lock()
+
+
+def query_terms(extractor: Any, text: str) -> QueryTerms:
+    """The question as the linking reads it (:class:`~hippo_neo4j.models.QueryTerms`): ``extractor``'s own reading
+    when it reads questions (the offline one), else the offline reader's words with ``extractor``'s query
+    entities of the lower-cased question as the names (an LLM's, say)."""
+    if hasattr(extractor, "query_terms"):
+        return extractor.query_terms(text)
+    global _READER
+    with _READER_LOCK:
+        if _READER is None:
+            from .offline import OfflineExtractor
+
+            _READER = LockedExtractor(OfflineExtractor())
+    terms = _READER.query_terms(text)
+    terms.names = list(extractor.query_entities(text.lower()))
+    return terms
+
+
+__all__ = ["Extractor", "ExtractionFailure", "LockedExtractor", "StreamingExtractor", "make_extractor", "query_terms", "thread_safe"]

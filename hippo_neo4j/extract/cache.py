@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..models import Extraction, PassageIn
 from . import Extractor, ExtractionFailure, StreamingExtractor
@@ -197,6 +197,11 @@ class CachedExtractor:
 
     def query_entities(self, text: str) -> list[str]:
         return self.inner.query_entities(text)
+
+    def __getattr__(self, name: str) -> Any:  # what else the extractor offers (the offline one's query_terms)
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
     def extract(self, passages: Sequence[PassageIn]) -> list[Extraction | None]:
         hashes = [p.hash for p in passages]

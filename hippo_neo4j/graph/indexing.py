@@ -28,7 +28,7 @@ from ..config import HippoConfig
 from ..db import cypher
 from ..metadata import facets, stored
 from ..models import IndexReport, PassageIn
-from ..text import normalize_phrase, scrub
+from ..text import fold_phrase, normalize_phrase, scrub
 from . import binding
 from .facts import FactRows, FactStore, add_fact
 from .store import GraphStore, finite_or_none
@@ -64,6 +64,13 @@ def valid_triple(triple: Any) -> tuple[str, str, str] | None:
 
 
 # ------------------------------------------------------------------------------------------ normalisation
+
+
+def phrase_row(text: str, vector: Any) -> dict[str, Any]:
+    """A new phrase's row of ``cypher/write_phrases.cypher``: its text, its key without accents where that differs
+    (``fold``), and its embedding."""
+    fold = fold_phrase(text)
+    return {"text": text, "fold": fold if fold != text else None, "embedding": finite_or_none(vector)}
 
 
 class Mention(BaseModel):
@@ -432,7 +439,7 @@ class Indexer:
         staged.passage_rows = [
             row.model_dump() | {"embedding": finite_or_none(vec)} for row, vec in zip(normalised.passages, passage_vectors)
         ]
-        staged.phrase_rows = [{"text": t, "embedding": finite_or_none(v)} for t, v in zip(staged.new_phrases, phrase_vectors)]
+        staged.phrase_rows = [phrase_row(t, v) for t, v in zip(staged.new_phrases, phrase_vectors)]
         fact_rows = self.facts.rows(normalised.facts, staged.new_facts, fact_vectors)
 
         began = time.perf_counter()

@@ -20,6 +20,7 @@ from neo4j.exceptions import ClientError, ResultFailedError
 from .. import capabilities
 from ..db import cypher, cypher_statements
 from ..errors import ConfigError
+from ..text import fold_phrase
 from . import projection, reset
 
 VECTOR_BATCH = 500  # rows per vector-index lookup statement
@@ -202,6 +203,16 @@ class GraphStore:
         elif self.has_passages():
             self.label_nodes()
             self.create_indexes(dimension)
+        if found is not None or self.indexed:
+            self.fold_phrases()
+
+    def fold_phrases(self) -> None:
+        """Give the phrases of a namespace written before phrases carried their key without accents that key
+        (``cypher/unfolded_phrases.cypher``, ``cypher/set_folds.cypher``): once, the namespace then says so."""
+        found = self.run("unfolded_phrases")
+        if found:
+            rows = [{"text": t, "fold": fold_phrase(t)} for t in found[0]["texts"]]
+            self.run("set_folds", rows=[r for r in rows if r["fold"] != r["text"]])
 
     def label_nodes(self) -> None:
         """Give every node of the namespace its namespace label (``cypher/label_namespace.cypher``)."""

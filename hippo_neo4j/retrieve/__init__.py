@@ -17,7 +17,7 @@ from .hipporag2 import HippoRAG2Retriever
 from .hybrid import HybridRetriever
 
 MODES = Registry()
-MODES.register("entity-ppr", EntityPPRRetriever, "no LLM needed: dense's top passages that the entity walk confirms, then where they lead, then one PPR over the mention graph from the query's entities and the passages like it")
+MODES.register("entity-ppr", EntityPPRRetriever, "no LLM needed: passages by the chance that dense and a walk from the question's phrases agree on them, that a walk from those leads to them, or that one PPR from the phrases and the passages like the query ranks them so high")
 MODES.register("hipporag2", HippoRAG2Retriever, "HippoRAG 2: query-to-fact linking, passage nodes in the walk")
 MODES.register("hipporag1", HippoRAG1Retriever, "HippoRAG: query entities linked to phrases, PPR over phrases")
 MODES.register("hybrid", HybridRetriever, "0.5 x hipporag1 + 0.5 x dense (min-max scores)")
@@ -28,8 +28,8 @@ MODES.register("dense", DenseRetriever, "passages by cosine to the query embeddi
 MODES.register("bm25", BM25Retriever, "passages by BM25 over the full-text index")
 MODES.register("hipporag2-no-passage-nodes", HippoRAG2Retriever, "ablation: phrase-only walk", passage_nodes=False)
 MODES.register("hipporag2-entity-linking", HippoRAG2Retriever, "ablation: query-to-phrase linking", linking="entity")
-MODES.register("entity-ppr-first-hop", EntityPPRRetriever, "ablation: the agreement, then the walk's order (entity-ppr before the second hop)", agreement_hop=0)
-MODES.register("entity-ppr-walk", EntityPPRRetriever, "ablation: the walk's order alone (entity-ppr before agreement)", agreement_dense=0)
+MODES.register("entity-ppr-first-hop", EntityPPRRetriever, "ablation: the agreement and the walk, no second hop", entity_hop=False)
+MODES.register("entity-ppr-walk", EntityPPRRetriever, "ablation: the walk's and dense's ranks alone (no entity walk, no second hop)", entity_agreement=False)
 MODES.register("entity-ppr-relevance", EntityPPRRetriever, "variant: entity seeds also weighted by how like the query their passages are",
                entity_relevance=True)
 MODES.register("hipporag2-top5", HippoRAG2Retriever, "hipporag2 with the paper's 5 phrase seeds", link_top_phrases=5)

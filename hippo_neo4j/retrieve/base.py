@@ -19,7 +19,7 @@ from ..graph.passage_vectors import PassageCosines, PassageVectors
 from ..graph.projection import Projection
 from ..graph.store import GraphStore, one_query
 from ..metadata import Filters, read
-from ..models import Contributor, RetrievalResult, RetrievedPassage, Seed
+from ..models import Contributor, QueryTerms, RetrievalResult, RetrievedPassage, Seed
 from ..text import scrub
 
 
@@ -105,12 +105,13 @@ class Query(BaseModel):
 
 @dataclass
 class RetrievalContext:
-    """What retrievers share: the namespace's graph store, the encoder, query NER and the recognition filter
-    (the last two resolved lazily, so that modes which need neither never load them)."""
+    """What retrievers share: the namespace's graph store, the encoder, the reading of a question for linking
+    (:class:`~hippo_neo4j.models.QueryTerms`) and the recognition filter (the last two resolved lazily, so that
+    modes which need neither never load them)."""
 
     store: GraphStore
     encoder: Any
-    query_entities: Callable[[str], Sequence[str]]
+    query_terms: Callable[[str], QueryTerms]
     fact_filter: Callable[[], Any] = lambda: None
     filler: type["Retriever"] | None = None  # tops up a result short of top_k (dense retrieval); None: no top-up
     _retrievers: dict[type, "Retriever"] = field(default_factory=dict)
@@ -228,7 +229,7 @@ class Retriever(ABC):
 
     def fill(self, result: RetrievalResult, query: Query) -> None:
         """Top ``result`` up to ``query.top_k`` passages from the context's filler (dense retrieval, within the
-        query's filter), marked ``filled``, when the mode itself found fewer: a walk reaches only passages
+        query's filter), marked ``filled`` and scored 0, when the mode itself found fewer: a walk reaches only passages
         connected to its seeds, BM25 only those sharing a term."""
         filler, top_k = self.context.filler, query.top_k
         if filler is None or isinstance(self, filler):
@@ -236,7 +237,8 @@ class Retriever(ABC):
         have = {p.id for p in result.passages}
         asked = Query(text=result.query, top_k=top_k + len(have), filters=query.filters, scope=query.scope)
         extra = self.context.retriever(filler).get_search_results(asked, HippoConfig())
-        more = [p.model_copy(update={"filled": True}) for p in extra.passages if p.id not in have]
+        # the mode gave them no score of its own: 0, below every passage it found (its scores are not negative)
+        more = [p.model_copy(update={"filled": True, "score": 0.0}) for p in extra.passages if p.id not in have]
         result.passages += more[: top_k - len(result.passages)]
 
 

@@ -1,78 +1,100 @@
-"""LLM-free graph retrieval over the mention graph, in two signals that are independent of each other:
+"""LLM-free graph retrieval over the mention graph: three walks, and one score that says how strongly they place each
+passage.
 
-- **the walk**: the query's named entities link to their nearest phrases (top-1, node specificity 1/|P_i|;
-  with ``entity_relevance``, each also times how like the query the passages it names are: the mean of their
-  positive cosine z-scores, a variant that loses the path-finding case), every passage more similar to
-  the query than the namespace's average is seeded by its z-score, the two groups share the reset mass
-  λ : 1 − λ (``entity_share``, ½), one PPR runs over phrases and passages in GDS (damping 0.5, the paper's), and
-  passages rank by their own mass (``cypher/entity_ppr_passages.cypher``);
-- **agreement at the top**: dense's top ``agreement_dense`` passages (exact cosines) that a second walk from the
-  entity seeds alone (``cypher/entity_walk.cypher``, run at the same time as the first) ranks among its top
-  ``agreement_walk`` go first, in dense's order, then that entity walk's own top ``agreement_dense`` that dense
-  ranks among its top ``agreement_walk``, in the entity walk's order: the
-  same rule both ways, so neither signal is privileged. Text similarity and the
-  graph around the query's names are independent evidence: a passage both put at their top is the first hop
-  of the answer. Dense's own top alone is not trusted (on multi-hop questions the passage most like the
-  question is often not an answer), nor the walk's alone (a rare name can pull up a passage unrelated to the
-  question);
-- **the second hop** (``agreement_hop``): a third walk, from the passages placed alone, shows where that first
-  hop leads: the passages that share an entity with them, or a synonym of one (:data:`HOP_STEPS` steps, not a
-  walk to convergence); its top ``agreement_hop`` passages that the walk or dense ranks
-  among its top ``agreement_walk`` go next, in its order: the same rule, one hop on
-  (``cypher/entity_ppr_hop.cypher``). The rest follow in the walk's order.
+The signals, each a ranking of the namespace's passages:
 
-The graph it walks links each passage to every entity it names (``graph/indexing.py``), so the walk reaches
-passages that share an entity with the query, or with the passages most like the query, in one step: the
-multi-hop hop that a single vector search misses. SYNONYM edges join the surface forms one name takes in
-different passages, since the query's entity links to only one of them. Every weight is scale-free
-(sum-normalised, z-scores, ranks), so nothing depends on one encoder's cosine scale or a corpus's size. Each
-passage says which signal placed it and the share of its mass that came from the query's entities
-(``RetrievedPassage.signals``; by linearity of PPR, the second walk's mass over the first's). With no entity
-that links, the passage seeds alone drive the walk. How the design was chosen: docs/results.md.
+- **dense**: the passages by cosine to the query;
+- **the entity walk** (``cypher/entity_walk.cypher``): a Personalized PageRank over the mention graph (phrases and
+  passages; MENTIONED_IN links a passage to every entity it names, SYNONYM joins the surface forms of one name) from
+  the phrases the question names alone (:func:`~hippo_neo4j.retrieve.linking.link_question`: node specificity
+  times link confidence), damping 0.5, the paper's;
+- **the walk** (``cypher/entity_ppr_passages.cypher``, run at the same time): one PPR from those phrases and from
+  every passage more similar to the query than the namespace's average (by its z-score), sharing the reset mass
+  λ : 1 − λ (``entity_share``, ½);
+- **the second hop** (``cypher/entity_ppr_hop.cypher``): a walk of :data:`HOP_STEPS` steps from the passages dense
+  and the entity walk agree on, each weighted by that agreement: where that first hop of the answer leads (the
+  passages that share an entity with it, or a synonym of one).
+
+Each signal ranks the passages it reaches (those among the :data:`WINDOW` nodes a walk gives the most mass; ties by
+passage id); a passage it does not rank counts as its last of the namespace's ``m``. A rank r is the quantile q = r / m: the chance that a ranking that
+knows nothing puts the passage that high. A passage's evidence is the smallest of these chances (:func:`chance`):
+
+- agreement: dense and the entity walk both rank it high, ``chance(q_dense, q_entity)``: two independent signals,
+  the query's text and the graph around its names, agree on the first hop of the answer;
+- second hop: the hop ranks it high and the walk or dense confirms it, ``chance(q_hop, q_confirm)`` where q_confirm
+  is the chance that the better of two random ranks is as good as the better of the walk's and dense's;
+- one signal alone: ``q_walk``, ``q_entity``, ``q_dense``.
+
+Its score is −log10 of that chance (3: one in a thousand), so the order is the score's, and the evidence of one kind
+compares with another's: two signals that put a passage in their top ten of 2,000 are stronger evidence than one that
+puts it first, and in a namespace of ten passages no evidence is strong. No cut decides which passages place:
+dense's top three confirmed by the entity walk's top ten, as a rule once had it, is what the product of the two ranks
+says continuously. With no phrase seed the walk and dense alone rank. Each passage says which evidence placed it, its
+rank in every signal, the share of its walk mass that came from the question's phrases, and a second-hop passage the
+passage and phrase the hop reached it through (``RetrievedPassage.signals``).
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from ..config import HippoConfig
 from ..graph.passage_vectors import PassageCosines
-from ..models import LinkedEntity, RetrievalResult, Seed
-from .base import UNRESTRICTED, Query, Retriever, by_score, to_passages
+from ..models import LinkedEntity, RetrievalResult, RetrievedPassage, Seed
+from .base import Query, Retriever, to_passages
 from .hipporag1 import HippoRAG1Retriever
 from .linking import newest_seed
 
 
-# The nodes with the most mass looked up after the walk (the rest cannot hold the top passages when these hold
-# top_k of them; else the statement runs again with a window 8 times larger): on musique_train the 500 of 25k
-# nodes cut the statement by 30 % with every ranking and score unchanged, and held top_k passages for all 100
-# questions with both graphs (bench/ppr_statements.py).
-WINDOW = 500
+# How far each walk ranks: the passages among the WINDOW nodes (phrases and passages) to which it gives the most
+# mass; a passage further down is, to the evidence, as if the walk did not reach it (a chance of WINDOW / m or more
+# from one signal ranks below every passage a signal puts in its top ten). Dense ranks its WINDOW passages most like
+# the query. On musique_train and 2wikimultihopqa every ranking is the same as with each walk's 500 first passages.
+WINDOW = 2000
 
-# The second round's walk takes this many steps from the placed passages: passage -> entity -> passage (the
-# passages that share an entity with them) and passage -> entity -> synonym -> passage (that share one under
-# another name). A walk to convergence also counts the passages 4 and more steps away (those that share an entity
-# with a passage that shares one), the reach the walk itself has already given. GDS's PageRank after n iterations
-# holds every path of up to n - 1 steps, each of j steps weighted (1 - d) d^j (its first iteration starts the
-# sources), so the statement runs HOP_STEPS + 1 iterations (reference.py's ``short_walk``: the same sum).
+# The second hop's walk takes this many steps from the agreed passages: passage -> entity -> passage (the passages
+# that share an entity with them) and passage -> entity -> synonym -> passage (that share one under another name). A
+# walk to convergence also counts the passages 4 and more steps away (those that share an entity with a passage that
+# shares one), the reach the walk itself has already given. GDS's PageRank after n iterations holds every path of up
+# to n - 1 steps, each of j steps weighted (1 - d) d^j (its first iteration starts the sources), so the statement
+# runs HOP_STEPS + 1 iterations (reference.py's ``short_walk``: the same sum).
 HOP_STEPS = 3
+# The hop starts from the passages whose agreement weight is at least this share of the strongest one's: the rest
+# would start less than a thousandth of its mass each (the weight falls with the product of two ranks).
+HOP_FLOOR = 1e-3
+
+
+def chance(*quantiles: Any) -> Any:
+    """The chance that independent random rankings put a passage at least as high in each as it is: with u the product
+    of its quantiles q_i = rank / m, P(U_1 ... U_k <= u) = u · Σ_{i<k} (−ln u)^i / i! (one quantile: q itself)."""
+    u = np.prod(np.asarray(quantiles, dtype=np.float64), axis=0)
+    log = -np.log(np.maximum(u, np.finfo(np.float64).tiny))
+    return u * sum(log ** i / math.factorial(i) for i in range(len(quantiles)))
+
+
+def better_of_two(q: Any) -> Any:
+    """The chance that the better of two independent random ranks has a quantile at most ``q``: 1 − (1 − q)²."""
+    return 1.0 - (1.0 - np.asarray(q, dtype=np.float64)) ** 2
 
 
 def specificity(linked: list[LinkedEntity]) -> dict[str, float]:
-    """Node specificity: each linked phrase 1/|P_i|, summed over the entities that link to it."""
+    """The phrase seeds' weights before the share: each linked phrase's link weight, summed over the links to it
+    (node specificity 1/|P_i|, times the link's confidence when the question's words found it)."""
     weights: dict[str, float] = {}
     for link in linked:
-        if link.passages > 0:
-            weights[link.phrase] = weights.get(link.phrase, 0.0) + 1.0 / link.passages
+        if link.passages > 0 and link.weight > 0:
+            weights[link.phrase] = weights.get(link.phrase, 0.0) + link.weight
     return weights
 
 
 def entity_seeds(linked: list[LinkedEntity], share: float, relevance: dict[str, float] | None = None) -> dict[str, float]:
-    """Phrase seeds: each linked phrase 1/|P_i| (summed over the entities that link to it), times its
-    ``relevance`` when given (the mean passage seed of the passages it names), scaled to sum ``share``; a phrase
-    of relevance 0 (none of its passages is more like the query than the average) seeds nothing."""
+    """Phrase seeds: each linked phrase's weight (:func:`specificity`), times its ``relevance`` when given (the mean
+    passage seed of the passages it names), scaled to sum ``share``; a phrase of relevance 0 (none of its passages
+    is more like the query than the average) seeds nothing."""
     weights = specificity(linked)
     if relevance is not None:
         weights = {t: w * relevance.get(t, 0.0) for t, w in weights.items()}
@@ -103,65 +125,148 @@ def z_score_seeds(cosines: PassageCosines) -> np.ndarray:
     return weights / weights.sum()
 
 
-def agreement(dense: list[str], entity_walk: list[str], top: int, blind: bool = False) -> list[str]:
-    """Dense's top ``top`` passages that the entity walk also ranks at its top (``entity_walk``: its top
-    passages, as deep as confirms), in dense's order, then the entity walk's top ``top`` that dense ranks at
-    its top (``dense``, as deep), in the entity walk's order: the two signals are independent (the query's
-    text; the graph around the query's names), so a passage that one puts first and the other at its top is
-    placed first. ``blind``: the entity walk reaches only the few passages of ``entity_walk`` (fewer than it
-    would confirm: its seeds sit in a small part of the graph); it cannot see the others, so it does not veto
-    dense's top passages among them: they are placed too."""
-    in_dense, in_entity_walk = set(dense), set(entity_walk)
-    by_dense = [pid for pid in dense[:top] if pid in in_entity_walk or blind]
-    return by_dense + [pid for pid in entity_walk[:top] if pid in in_dense and pid not in by_dense]
+# Scores closer than this rank as equal (then by passage id): a cosine is exact to about 1e-7 (the server's vector
+# functions and the client's product compute in float32), and a walk's masses to about its tolerance
+# (HippoConfig.ppr_tolerance: it stops when no mass moves by more), so passages whose scores are equal in theory (two
+# passages that name one phrase alone) would otherwise be ordered by rounding.
+COSINE_PRECISION = 1e-6
 
 
-def ranked_ids(found: list[Any]) -> list[str]:
-    """The ids of a walk's passages ({id, mass}) by mass, ties by id."""
-    return [x["id"] for x in by_score(found, "mass")]
+def walk_precision(config: HippoConfig) -> float:
+    """The precision a walk's masses are ranked to: ten times its tolerance."""
+    return 10 * config.ppr_tolerance
 
 
-def second_hop(hop: list[str], walk: list[str], dense: list[str], top: int) -> list[str]:
-    """The walk from the placed passages' top ``top`` passages (``hop``: in its order, the placed ones left out)
-    that the walk or dense (``walk``, ``dense``: their top passages, as deep as confirms) also ranks at its top:
-    where the first hop leads, confirmed by the query's own signals."""
-    confirmed = set(walk) | set(dense)
-    return [pid for pid in hop[:top] if pid in confirmed]
+@dataclass
+class Ranking:
+    """One signal's ranking of passages: their ids, most first (scores equal to its ``precision`` by id), and each
+    one's score (mass, or cosine for dense). A passage it does not rank is at ``m``, the namespace's count."""
+
+    ids: list[str]
+    score: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, masses: dict[str, float], precision: float, depth: int = WINDOW) -> "Ranking":
+        """A walk's ranking of the passages it gives ``masses`` (passage id -> mass) of at least ``precision``: the
+        walk's precision, below which a mass says the walk barely reached the passage, or did not."""
+        kept = {pid: m for pid, m in masses.items() if round(m / precision) >= 1}
+        return cls.top(list(kept), np.fromiter(kept.values(), dtype=np.float64, count=len(kept)), precision, depth)
+
+    @classmethod
+    def top(cls, ids: list[str], scores: np.ndarray, precision: float, depth: int = WINDOW) -> "Ranking":
+        """The ``depth`` passages of ``ids`` with the largest ``scores``, scores equal to ``precision`` by id (before
+        the cut)."""
+        key = np.round(scores / precision) if precision > 0 else scores
+        if len(ids) > depth:
+            kth = np.partition(key, len(key) - depth)[len(key) - depth]
+            keep = np.flatnonzero(key >= kth)  # every passage tied with the last one kept, then by id
+        else:
+            keep = np.arange(len(ids))
+        ordered = sorted(keep.tolist(), key=lambda i: (-key[i], ids[i]))[:depth]
+        return cls([ids[i] for i in ordered], {ids[i]: float(scores[i]) for i in ordered})
+
+    def ranks(self) -> dict[str, int]:
+        return {pid: i + 1 for i, pid in enumerate(self.ids)}
 
 
-def confirming(depth: int, passages: int) -> int:
-    """How deep a signal's ranking confirms a passage: ``depth``, but no deeper than half the namespace's
-    ``passages``: a top 10 of 10 passages says nothing about any of them."""
-    return min(depth, passages // 2)
+@dataclass
+class Evidence:
+    """Why each passage ranks where it does: its rank in every signal (None: not ranked) and the chance of each kind
+    of evidence (:func:`evidence`); ``placed``, the kind with the smallest chance, and ``chance`` that chance."""
+
+    ranks: dict[str, dict[str, int]]
+    chances: dict[str, dict[str, float]]
+    placed: dict[str, str]
+    best: dict[str, float]
+
+    def order(self) -> list[str]:
+        """The passages by evidence, strongest first; equal ones by id."""
+        return sorted(self.best, key=lambda pid: (self.best[pid], pid))
+
+    def score(self, pid: str) -> float:
+        """−log10 of the passage's chance: 3 is one in a thousand."""
+        return float(-np.log10(max(self.best[pid], np.finfo(np.float64).tiny)))
 
 
-def first_round(dense: list[str], entity: list[str], seeding: Any, config: HippoConfig) -> tuple[list[str], int]:
-    """The passages the agreement places from dense's ranking and the entity walk's (both as deep as they go), and
-    the depth at which each confirms the other (:func:`confirming`, from the namespace's passages)."""
-    depth = confirming(config.agreement_walk, len(seeding.cosines.ids) if seeding.cosines is not None else 0)
-    return agreement(dense[:depth], entity[:depth], config.agreement_dense, 0 < len(entity) < depth), depth
+def agreement_chances(m: int, dense: Ranking, entity: Ranking | None) -> dict[str, float]:
+    """The agreement's chance of every passage dense or the entity walk ranks: ``chance(q_dense, q_entity)``."""
+    if entity is None or m == 0:
+        return {}
+    d, e = dense.ranks(), entity.ranks()
+    ids = sorted(set(d) | set(e))
+    q = np.array([[d.get(pid, m) / m, e.get(pid, m) / m] for pid in ids]).T
+    return dict(zip(ids, chance(q[0], q[1]).tolist()))
 
 
-def hops(config: HippoConfig) -> bool:
-    """Whether entity-ppr under ``config`` runs the second round (it follows the agreement)."""
-    return config.agreement_hop > 0 and config.agreement_dense > 0
+def hop_sources(agreed: dict[str, float]) -> dict[str, float]:
+    """The second hop's sources: the passages weighted by the strength of their agreement, 1 / its chance, scaled
+    to sum 1, those of at least :data:`HOP_FLOOR` of the strongest's weight."""
+    if not agreed:
+        return {}
+    weight = {pid: 1.0 / max(p, np.finfo(np.float64).tiny) for pid, p in agreed.items()}
+    top = max(weight.values())
+    kept = {pid: w for pid, w in weight.items() if w >= HOP_FLOOR * top}
+    total = sum(kept.values())
+    return {pid: w / total for pid, w in sorted(kept.items())}
 
 
-def entity_ppr_parameters(config: HippoConfig, top_k: int) -> dict[str, Any]:
-    """The parameters of ``cypher/entity_ppr_passages.cypher`` but those that depend on the projection walked
-    (``$graph``, ``$graphVersion``, ``$passageSources``, ``$seeds``, ``$include``) and ``$ns``. With the second
-    round the walk's top ``agreement_walk`` passages come back even when ``top_k`` is smaller: they confirm."""
+# The kinds of evidence, in the order a tie between two of one passage's names the first: two signals that agree, the
+# hop confirmed, then each signal alone.
+KINDS = ("agreement", "hop", "walk", "entity", "dense")
+
+
+def evidence(m: int, dense: Ranking, walk: Ranking, entity: Ranking | None, hop: Ranking | None) -> Evidence:
+    """Each ranked passage's evidence (see the module's docstring): agreement (dense and the entity walk, when there
+    is one), second hop (the hop, confirmed by the better of the walk's and dense's ranks, when it ran), and each
+    signal's rank alone. A passage a signal does not rank takes its last rank, m."""
+    ranks = {"dense": dense.ranks(), "walk": walk.ranks()}
+    if entity is not None:
+        ranks["entity"] = entity.ranks()
+    if hop is not None:
+        ranks["hop"] = hop.ranks()
+    ids = sorted(set().union(*ranks.values()))
+    q = {name: np.array([r.get(pid, m) / m for pid in ids]) for name, r in ranks.items()}
+    chances: dict[str, np.ndarray] = {"walk": q["walk"], "dense": q["dense"]}
+    if entity is not None:
+        chances["agreement"] = chance(q["dense"], q["entity"])
+        chances["entity"] = q["entity"]
+    if hop is not None:
+        chances["hop"] = chance(q["hop"], better_of_two(np.minimum(q["walk"], q["dense"])))
+    kinds = [k for k in KINDS if k in chances]
+    stacked = np.vstack([chances[k] for k in kinds])
+    best = stacked.min(axis=0)
+    placed = [kinds[i] for i in stacked.argmin(axis=0)]  # the first kind on a tie
+    return Evidence(
+        ranks={name: {pid: r[pid] for pid in ids if pid in r} for name, r in ranks.items()},
+        chances={k: dict(zip(ids, chances[k].tolist())) for k in kinds},
+        placed=dict(zip(ids, placed)),
+        best=dict(zip(ids, best.tolist())),
+    )
+
+
+def entity_ppr_parameters(config: HippoConfig) -> dict[str, Any]:
+    """The parameters of ``cypher/entity_ppr_passages.cypher`` and ``cypher/entity_walk.cypher`` but those that
+    depend on the projection walked (``$graph``, ``$graphVersion``, ``$passageSources``, ``$seeds``) and ``$ns``."""
     return {
         "entityShare": config.entity_share,
         "damping": config.damping,
         "maxIterations": config.ppr_max_iterations,
         "tolerance": config.ppr_tolerance,
         "concurrency": config.ppr_concurrency,
-        "topK": max(top_k, config.agreement_walk) if hops(config) else top_k,
-        "topPhrases": max(config.top_phrases, 100),
         "window": WINDOW,
-        "entityWalk": config.agreement_walk if config.agreement_dense > 0 else 0,
-    } | UNRESTRICTED
+    }
+
+
+def hop_parameters(config: HippoConfig, sources: list[list[float]]) -> dict[str, Any]:
+    """The parameters of ``cypher/entity_ppr_hop.cypher`` but ``$graph``: ``sources`` [[node id, weight]]."""
+    return {"sources": sources, "damping": config.damping, "maxIterations": min(HOP_STEPS + 1, config.ppr_max_iterations),
+            "tolerance": config.ppr_tolerance, "concurrency": config.ppr_concurrency, "window": WINDOW}
+
+
+def passage_masses(window: list[Any], passages: dict[int, str]) -> dict[str, float]:
+    """The passages among a walk's ``window`` ([node id, mass], most first) with their mass, by passage id
+    (``passages``: node id -> passage id, the passages the walk may rank)."""
+    return {passages[int(n)]: float(mass) for n, mass in window if int(n) in passages}
 
 
 class EntityPPRRetriever(Retriever):
@@ -176,8 +281,7 @@ class EntityPPRRetriever(Retriever):
         if vector is None or not np.isfinite(vector).all():
             result.fell_back, result.fallback_reason = True, "the query has no text to embed"
             return result
-        result.entities = list(query.entities) if query.entities is not None else list(self.context.query_entities(text))
-        linked = self.context.retriever(HippoRAG1Retriever).link(result.entities, query.scope)  # type: ignore[attr-defined]
+        result.entities, linked = self.context.retriever(HippoRAG1Retriever).link_query(query, config)  # type: ignore[attr-defined]
         candidates = specificity(linked)
         members = ({r["text"]: list(r["nodes"]) for r in self.store.run("phrase_passages", texts=list(candidates))}
                    if config.entity_relevance and candidates else None)
@@ -188,106 +292,98 @@ class EntityPPRRetriever(Retriever):
             params = seeding(graph)
             relevance = phrase_relevance(members, seeding.cosines, seeding.weights) if members is not None else None
             walked["seeds"] = seeds = entity_seeds(linked, config.entity_share, relevance)
-            depth = config.agreement_walk if config.agreement_dense > 0 else 0  # dense's top, as deep as confirms
-            walked["dense"] = [x["id"] for x in seeding.cosines.top(seeding.cosines.cosine, depth)]
-            return params | {"seeds": [{"text": t, "weight": w} for t, w in seeds.items()], "include": walked["dense"]}
+            cosines = seeding.cosines
+            walked["passages"] = dict(zip(cosines.nodes.tolist(), cosines.ids))
+            walked["dense"] = Ranking.top(cosines.ids, cosines.cosine.astype(np.float64), COSINE_PRECISION)
+            return params | {"seeds": [{"text": t, "weight": w} for t, w in seeds.items()]}
 
         if not candidates and not self.store.has_passages():
             return result  # search() says the namespace is empty
         newest = newest_seed(candidates, linked)
-        params = entity_ppr_parameters(config, top_k)
-        def entity_walk(args: dict[str, Any]) -> list[Any]:
-            """The entity walk (its seeds alone), then, when it is complete, the second round from the passages
-            the agreement places: both while the walk runs, on its projection (the agreement reads only the entity
-            walk and dense; :meth:`_rank` checks that the walk ranks the passages it placed)."""
-            records = self.store.run("entity_walk", **args)
-            if not records or not hops(config) or not records[0]["entityComplete"]:
-                return records
-            placed, _ = first_round(walked["dense"], ranked_ids(records[0]["entityWalk"]), seeding, config)
-            hop = self._hop(placed, lambda more: self.store.run("entity_ppr_hop", **(args | more)), config) if placed else []
-            return [dict(records[0].items()) | {"placedAhead": placed, "hopAhead": hop}]
+        params = entity_ppr_parameters(config)
 
-        # the entity walk at the same time on the same projection, when the agreement reads it
-        beside = entity_walk if params["entityWalk"] else None
+        def entity_walk(args: dict[str, Any]) -> list[Any]:
+            """The entity walk (its seeds alone), then the second hop from the passages it and dense agree on, both
+            while the walk runs, on its projection (neither reads the walk)."""
+            records = self.store.run("entity_walk", **args)
+            entity = (Ranking.of(passage_masses(records[0]["window"], walked["passages"]), walk_precision(config))
+                      if walked["seeds"] else None)
+            if not config.entity_agreement:
+                entity = None  # the walk alone ranks (the entity walk still says each passage's entity share)
+            agreed = agreement_chances(len(walked["passages"]), walked["dense"], entity)
+            sources = hop_sources(agreed) if config.entity_hop else {}  # none without an entity walk
+            hop = self._hop(sources, walked["passages"], lambda more: self.store.run("entity_ppr_hop", **(args | more)),
+                            config) if sources else None
+            return [{"entityWindow": records[0]["window"], "entity": entity, "sources": sources, "hop": hop}]
+
         records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare,
-                            beside=beside, **params)
-        # fewer than top_k passages in the window, or than agreement_walk in the entity walk's: widen it
-        while records and not (records[0]["complete"] and records[0].get("entityComplete", True)):
-            params["window"] *= 8  # (the sort's memory grows with the window, so it is not made all nodes at once)
-            records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare,
-                                beside=beside, **params)
+                            beside=entity_walk, **params)
         seeds = walked.get("seeds", {})
         for link in linked:  # the share of the reset mass each link gets, as in the walk (a phrase's seed split
-            # over the entities that link to it by their specificity)
+            # over the links to it by their weights)
             seed = seeds.get(link.phrase, 0.0)
-            link.weight = seed * (1.0 / link.passages) / candidates[link.phrase] if seed and link.passages > 0 else 0.0
+            link.weight = seed * link.weight / candidates[link.phrase] if seed and link.phrase in candidates else 0.0
         result.linked = linked
         result.phrase_seeds = [Seed(node=t, weight=w) for t, w in seeds.items()]
         if not seeds:
-            result.warning = ("no query entity links to a phrase: the walk starts from the passages like the query"
-                              if not candidates else
-                              "no linked phrase names a passage more like the query than the average: the walk starts "
-                              "from the passages like the query")
+            result.warning = (
+                ("no query entity links to a phrase" if query.entities is not None else
+                 "no phrase of the namespace is named in the question") if not candidates else
+                "no linked phrase names a passage more like the query than the average"
+            ) + ": the walk starts from the passages like the query"
         if records:
-            self._rank(result, records[0], seeding, walked.get("dense", []), query, config)
-            result.top_phrases = records[0]["topPhrases"]
+            self._rank(result, records[0], walked, query, config)
             result.passage_seeds = seeding.largest(records[0]["passageShare"])
         return result
 
-    def _rank(self, result: RetrievalResult, record: Any, seeding: Any, dense: list[str], query: Query,
+    def _rank(self, result: RetrievalResult, record: Any, walked: dict[str, Any], query: Query,
               config: HippoConfig) -> None:
-        """Agreement first (each signal's top passages that the other confirms), then the second hop (where
-        the placed passages lead, confirmed by the walk or dense), then the walk's order."""
-        passages = {p.id: p for p in to_passages(record["ranked"])}
-        walk = [r for r in by_score(record["ranked"]) if r["id"] in passages]
-        entity_walk = record.get("entityWalk") or []
-        entity = ranked_ids(entity_walk)
-        entity_rank = {pid: i + 1 for i, pid in enumerate(entity)}
-        entity_mass = {x["id"]: x["mass"] for x in entity_walk if x["id"] is not None}
-        # the statement returns the entity walk's top agreement_walk passages: all it reaches, when fewer
-        placed_all, depth = first_round(dense, entity, seeding, config)
-        first = [pid for pid in placed_all if pid in passages]
-        hop: list[str] = []
-        if first and record.get("placedAhead") == first:  # walked ahead from these (the walk ranks all it placed)
-            hop = record["hopAhead"]
-        elif first and hops(config):
-            hop = self._hop(first, lambda more: self.store.walk(
-                "entity_ppr_hop", "mentions", fresh=query.fresh, needs=result.graph_version, within=query.within(),
-                **query.restriction(), **more)[0], config)
-        second = [pid for pid in second_hop(hop, [r["id"] for r in walk[:depth]], dense[:depth], config.agreement_hop)
-                  if pid in passages]
-        placed = first + second
-        order = (placed + [r["id"] for r in walk if r["id"] not in placed])[: query.top_k]
-        walk_rank = {r["id"]: i + 1 for i, r in enumerate(walk)}
-        hop_rank = {pid: i + 1 for i, pid in enumerate(hop)}
-        dense_rank = seeding.cosines.ranks(order) if seeding.cosines is not None else {}
-        out = []
-        for pid in order:
-            p = passages[pid]
+        """The passages by evidence (:func:`evidence`), with their details and explanations
+        (``cypher/entity_ppr_details.cypher``)."""
+        passages = walked["passages"]
+        walk_mass = passage_masses(record["window"], passages)
+        walk = Ranking.of(walk_mass, walk_precision(config))
+        entity: Ranking | None = record["entity"]
+        hop: Ranking | None = record["hop"]
+        found = evidence(len(passages), walked["dense"], walk, entity, hop)
+        order = found.order()[: query.top_k]
+        phrases = sorted(([int(n), float(mass)] for n, mass in record["window"] if int(n) not in passages),
+                         key=lambda x: (-x[1], x[0]))[: max(config.top_phrases, 100)]
+        hop_ids = [pid for pid in order if found.placed[pid] == "hop"]
+        details = self.store.run("entity_ppr_details", ids=order, phrases=phrases[:10], mass={str(n): m for n, m in phrases},
+                                 hopIds=hop_ids, sources=record["sources"] if hop_ids else {}, damping=config.damping,
+                                 only=query.restriction()["only"]) if order else []
+        via = {r["id"]: r["via"] for r in details}
+        entity_mass = passage_masses(record["entityWindow"], passages)
+        out: list[RetrievedPassage] = []
+        for p in to_passages([dict(r.items()) | {"score": found.score(r["id"])} for r in details]):
+            pid = p.id
             p.signals = {
-                "placed": "agreement" if pid in first else "hop" if pid in second else "walk",
-                "dense_rank": dense_rank.get(pid),
-                "entity_walk_rank": entity_rank.get(pid),
-                "walk_rank": walk_rank[pid],
-                "hop_rank": hop_rank.get(pid),
-                "entity_share": entity_mass[pid] / p.score if pid in entity_mass and p.score > 0 else None,
+                "placed": found.placed[pid],
+                "evidence": {kind: float(-np.log10(max(c[pid], np.finfo(np.float64).tiny)))
+                             for kind, c in found.chances.items() if pid in c},
+                "dense_rank": found.ranks["dense"].get(pid),
+                "entity_walk_rank": found.ranks.get("entity", {}).get(pid),
+                "walk_rank": found.ranks["walk"].get(pid),
+                "hop_rank": found.ranks.get("hop", {}).get(pid),
+                "entity_share": (entity_mass[pid] / walk_mass[pid] if pid in entity_mass and walk_mass.get(pid, 0) > 0
+                                 else None),
+                "via": via.get(pid),
             }
             out.append(p)
         result.passages = out
+        result.top_phrases = details[0]["topPhrases"] if details else []
 
-    def _hop(self, placed: list[str], run: Callable[[dict[str, Any]], list[Any]], config: HippoConfig) -> list[str]:
-        """The passages a walk of :data:`HOP_STEPS` steps from ``placed`` alone gives the most mass, the placed ones
-        left out, in its order
-        (ties by id): as many as the second round reads (``agreement_hop``). ``run(parameters)``: the records of
-        ``cypher/entity_ppr_hop.cypher`` on a projection at least as new as the first walk's (its own, when
-        run beside it)."""
-        params = {"placed": placed, "damping": config.damping, "maxIterations": min(HOP_STEPS + 1, config.ppr_max_iterations),
-                  "tolerance": config.ppr_tolerance, "concurrency": config.ppr_concurrency,
-                  "hopTop": config.agreement_hop, "window": WINDOW}
-        while True:
-            records = run(params)
-            if not records or records[0]["complete"]:
-                break
-            params = params | {"window": params["window"] * 8}
-        found = ranked_ids(records[0]["hop"]) if records else []
-        return found[: config.agreement_hop]
+    def _hop(self, sources: dict[str, float], passages: dict[int, str], run: Callable[[dict[str, Any]], list[Any]],
+             config: HippoConfig) -> Ranking:
+        """The second hop's ranking: the passages by the mass a walk of :data:`HOP_STEPS` steps from ``sources``
+        (passage id -> weight) brings them, each source's own starting mass, (1 − d) × its weight, taken out.
+        ``run(parameters)``: the records of ``cypher/entity_ppr_hop.cypher`` on the walk's projection."""
+        nodes = {pid: n for n, pid in passages.items()}
+        rows = [[float(nodes[pid]), w] for pid, w in sources.items() if pid in nodes]
+        records = run(hop_parameters(config, rows))
+        mass = passage_masses(records[0]["window"], passages) if records else {}
+        for pid, w in sources.items():
+            if pid in mass:
+                mass[pid] -= (1.0 - config.damping) * w
+        return Ranking.of(mass, walk_precision(config))

@@ -10,7 +10,7 @@ from ..config import HippoConfig
 from ..models import LinkedEntity, RetrievalResult
 from .base import UNRESTRICTED, Query, Retriever, Scope, to_passages
 from .dense import DenseRetriever
-from .linking import link_entities, newest_seed
+from .linking import link_entities, link_question, newest_seed
 
 
 def ppr_parameters(config: HippoConfig, seeds: dict[str, float], top_k: int) -> dict[str, Any]:
@@ -36,10 +36,21 @@ class HippoRAG1Retriever(Retriever):
         """Each query entity's nearest phrase (of those a filter's passages mention, with ``scope``)."""
         return link_entities(self.store, self.encoder, entities, scope)
 
+    def link_query(self, query: Query, config: HippoConfig) -> tuple[list[str], list[LinkedEntity]]:
+        """The query's entities and their links: the entities given with the query, each linked to its nearest
+        phrase; else the phrases the question's words name (:func:`~hippo_neo4j.retrieve.linking.link_question`,
+        whatever its casing), with the words and names it read as the entities."""
+        if query.entities is not None:
+            return list(query.entities), self.link(query.entities, query.scope)
+        terms = self.context.query_terms(query.text)
+        tau = config.synonym_threshold if config.synonym_threshold is not None else getattr(
+            self.encoder, "synonym_threshold", 0.8)
+        linked = link_question(self.store, self.encoder, terms, tau, query.scope)
+        return list(dict.fromkeys([link.entity for link in linked] + terms.names)), linked
+
     def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
         text, top_k = query.text, query.top_k
-        ents = list(query.entities) if query.entities is not None else list(self.context.query_entities(text))
-        linked = self.link(ents, query.scope)
+        ents, linked = self.link_query(query, config)
         seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
         if not seeds:
             fallback = self.context.retriever(DenseRetriever).rank(text, top_k, scope=query.scope)  # type: ignore[attr-defined]

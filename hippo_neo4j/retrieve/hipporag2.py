@@ -76,12 +76,11 @@ class HippoRAG2Retriever(Retriever):
         vector = self.encoder.encode_queries([text])[0] if text.strip() else None
         result = RetrievalResult(query=text, mode=self.name)
         if cfg.linking == "entity":
-            result.entities = list(query.entities) if query.entities is not None else list(self.context.query_entities(text))
-            result.linked = self.context.retriever(HippoRAG1Retriever).link(result.entities, query.scope)  # type: ignore[attr-defined]
+            result.entities, result.linked = self.context.retriever(HippoRAG1Retriever).link_query(query, cfg)  # type: ignore[attr-defined]
             seeds: dict[str, float] = {}
-            for link in result.linked:  # the link's similarity stands in for the fact score
+            for link in result.linked:  # the link's similarity (times its confidence) stands in for the fact score
                 if link.passages > 0:
-                    seeds[link.phrase] = max(seeds.get(link.phrase, 0.0), link.similarity / link.passages)
+                    seeds[link.phrase] = max(seeds.get(link.phrase, 0.0), link.similarity * link.confidence / link.passages)
             seeds = dict(sorted(seeds.items(), key=lambda x: (-x[1], x[0]))[: cfg.link_top_phrases])
             reason = "no query entity links to a phrase in this namespace"
         else:

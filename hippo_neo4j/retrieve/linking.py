@@ -1,6 +1,7 @@
-"""Linking a query to the graph: query entities to their nearest phrases (HippoRAG: top-1, node specificity
-1/|P_i|), the query to its nearest facts (HippoRAG 2), the phrase seeds of those facts, and the optional LLM
-recognition filter over them."""
+"""Linking a query to the graph: the question's words to the namespace's phrases (:func:`link_question`, whatever
+the question's casing), query entities given by the caller to their nearest phrases (HippoRAG: top-1, node
+specificity 1/|P_i|), the query to its nearest facts (HippoRAG 2), the phrase seeds of those facts, and the
+optional LLM recognition filter over them."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..graph.store import VECTOR_CANDIDATES, GraphStore, usable
-from ..models import FactHit, LinkedEntity
-from ..text import normalize_phrase
+from ..models import FactHit, LinkedEntity, QueryTerms
+from ..text import alnum_count, fold_phrase, normalize_phrase
 from .base import Scope
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,87 @@ def link_entities(store: GraphStore, encoder: Any, entities: Sequence[str],
     for link in links:
         link.weight = weights.get(link.phrase, 0.0) / total if total else 0.0
     return links
+
+
+# The longest run of a question's words looked up among the namespace's phrases (a bound on the work a question
+# costs; a longer name is found through the question's names, by embedding).
+MAX_RUN = 12
+# cypher/phrase_stats.cypher counts the passages whose text holds a phrase's words up to this many: a phrase that
+# common links with confidence at most named / OCCURS_LIMIT, a seed of at most 1/OCCURS_LIMIT of what a name of
+# one passage gets, so counting further changes no ranking worth the work.
+OCCURS_LIMIT = 1000
+
+
+def word_runs(terms: QueryTerms) -> list[tuple[int, int, str]]:
+    """The runs of the question's words that may name a phrase, as (start, end, words joined by spaces): up to
+    :data:`MAX_RUN` words, holding a noun, proper noun or number and a word that is not a stop word."""
+    words, runs = terms.words, []
+    for start in range(len(words)):
+        for end in range(start + 1, min(len(words), start + MAX_RUN) + 1):
+            if any(terms.nominal[start:end]) and not all(terms.stop[start:end]):
+                runs.append((start, end, " ".join(words[start:end])))
+    return runs
+
+
+def longest(matched: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The runs that no longer matched run holds ("bubye river", not "river")."""
+    return [m for m in matched
+            if not any(o[0] <= m[0] and m[1] <= o[1] and o[1] - o[0] > m[1] - m[0] for o in matched)]
+
+
+def _inside(words: tuple[str, ...], spans: list[tuple[str, ...]]) -> bool:
+    return any(words == span[i:i + len(words)] for span in spans for i in range(len(span) - len(words) + 1))
+
+
+def link_question(store: GraphStore, encoder: Any, terms: QueryTerms, tau: float,
+                  scope: Scope | None = None) -> list[LinkedEntity]:
+    """The namespace's phrases the question names, read from its words, not from their capital letters:
+
+    - every run of its words (:func:`word_runs`) that is a phrase of the namespace (its text, or its key without
+      accents: ``cypher/phrase_matches.cypher``), the longest where runs overlap (:func:`longest`);
+    - each of its names (``terms.names``) that no such run holds, linked to its nearest phrase by embedding when
+      that phrase is as similar as a synonym (cosine >= ``tau``, the encoder's SYNONYM threshold): a name written
+      otherwise than the phrase ("aschenbrodel", "tikhaya sosna").
+
+    Only phrases that some passage names are linked (a phrase known only as a triple's argument names no entity).
+    Each link is weighed by node specificity times its confidence (:data:`LinkedEntity.confidence`, how surely
+    the words name the phrase: of the passages whose text holds them, the share that name its entity, in these
+    words or a synonym's;
+    ``cypher/phrase_stats.cypher``), ``confidence / |P_i|``, normalised to sum 1 over the links; a phrase is linked
+    once. With ``scope`` (a filter's passages) only the phrases they mention, counted among them."""
+    if scope is not None and not len(scope):
+        return []
+    only = scope.nodes if scope is not None else None
+    runs = word_runs(terms)
+    phrases: dict[str, list[str]] = {}
+    if runs:
+        for r in store.run("phrase_matches", grams=sorted({g for _, _, g in runs}), only=only):
+            phrases.setdefault(r["gram"], []).append(r["text"])
+    found = longest([run for run in runs if run[2] in phrases])
+    spans = [tuple(terms.words[s:e]) for s, e, _ in found]
+    names = [n for n in dict.fromkeys(terms.names) if fold_phrase(n) and not _inside(tuple(fold_phrase(n).split()), spans)]
+    matched = {t for _, _, g in found for t in phrases[g]}
+    near: dict[str, LinkedEntity] = {}  # one link a phrase
+    for link in link_entities(store, encoder, names, scope):
+        if link.similarity >= tau and link.phrase not in matched:
+            near.setdefault(link.phrase, link)
+    texts = list(dict.fromkeys([t for _, _, g in found for t in phrases[g]] + list(near)))
+    limit = OCCURS_LIMIT if scope is None else scope.beam(OCCURS_LIMIT)
+    stats = {r["text"]: r for r in store.run("phrase_stats", texts=texts, limit=limit, only=only)} if texts else {}
+    links = [LinkedEntity(entity=g, phrase=t, similarity=1.0, passages=0) for _, _, g in found for t in phrases[g]
+             if alnum_count(g) > 1]
+    kept: list[LinkedEntity] = []
+    for link in links + list(near.values()):
+        row = stats.get(link.phrase)
+        if row is None or row["named"] == 0 or any(k.phrase == link.phrase for k in kept):
+            continue  # a phrase no passage names, or one the question names twice
+        link.passages, link.since = row["passages"], row["since"]
+        link.confidence = min(1.0, row["namedAs"] / max(row["occurs"], row["named"]))
+        kept.append(link)
+    total = sum(link.confidence / link.passages for link in kept)
+    for link in kept:
+        link.weight = link.confidence / link.passages / total
+    return kept
 
 
 def phrases_within(store: GraphStore, rows: list[dict[str, Any]], scope: Scope) -> dict[Any, Any]:

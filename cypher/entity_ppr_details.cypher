@@ -1,0 +1,76 @@
+// entity-ppr's results (hippo_neo4j/retrieve/entity_ppr.py): each passage of $ids, in that order, with its title,
+// text and metadata, and what brought it there:
+//   - `contributors`: its phrases among those of $mass (node id as text -> mass: the phrases with the most mass in
+//     the walk),
+//     each with the mass that flowed from the phrase into the passage at each step of the walk: $damping x the
+//     phrase's mass x the edge's share of the phrase's weighted degree in the mention graph (a named mention 1.0,
+//     a synonym its score);
+//   - `via`, for the passages of $hopIds: the source of the second hop ($sources: passage id -> weight) and the
+//     phrase of the passage the hop reached it through (`phrase`: one both name, or a synonym of one the source
+//     names, `synonym_of`): of every such path, the one that carried the most mass in the hop's walk (the source's
+//     weight times each step's share of the node's weighted degree; null for the other passages). The source can be
+//     the passage itself (`self`): an agreed passage to which the hop leads back through its own entities.
+// `topPhrases`: $phrases ([node id, mass], the 10 with the most mass) with their text. Degrees count the mention graph the walk ran on: with a
+// filter ($only: the node ids of its passages), the graph its passages induce. Parameters: $ns, $ids, $phrases,
+// $mass, $hopIds, $sources, $damping, $only.
+CALL () {
+  UNWIND $phrases AS x
+  MATCH (ph:Phrase) WHERE id(ph) = toInteger(x[0]) AND ph.ns = $ns
+  RETURN collect({phrase: ph.text, mass: x[1]}) AS topPhrases
+}
+UNWIND range(0, size($ids) - 1) AS i
+MATCH (p:Passage {ns: $ns, id: $ids[i]})
+WITH topPhrases, i, p
+CALL (p) {
+  MATCH (ph:Phrase)-[m:MENTIONED_IN]->(p)
+  WHERE coalesce(m.named, true) AND $mass[toString(id(ph))] IS NOT NULL
+  CALL (ph) {
+    MATCH (ph)-[r:SYNONYM]-(o:Phrase)
+    WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
+    RETURN sum(r.score) AS synonyms
+  }
+  WITH ph, $mass[toString(id(ph))] AS mass, synonyms + COUNT {
+         (ph)-[n:MENTIONED_IN]->(q:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) } AS degree
+  RETURN collect({phrase: ph.text, contribution: $damping * mass / degree}) AS contributors
+}
+CALL (p) {
+  // from the passage's side: each phrase it names (`bridge`, once), the sources that name it or a synonym of it
+  // (`named`), so that a phrase many passages name is expanded once
+  MATCH (p)<-[m2:MENTIONED_IN]-(bridge:Phrase)
+  WHERE p.id IN $hopIds AND coalesce(m2.named, true)
+  CALL (bridge) {
+    MATCH (bridge)-[t:SYNONYM]-(o:Phrase)
+    WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
+    RETURN sum(t.score) AS bridgeSynonyms
+  }
+  WITH p, bridge, bridgeSynonyms + COUNT { (bridge)-[n:MENTIONED_IN]->(q:Passage)
+                                           WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) } AS bridgeDegree
+  CALL (bridge) {
+    MATCH (bridge)-[m1:MENTIONED_IN]->(s:Passage)
+    WHERE coalesce(m1.named, true) AND $sources[s.id] IS NOT NULL
+    RETURN s, bridge AS named, null AS synonym
+    UNION ALL
+    MATCH (bridge)-[r:SYNONYM]-(named:Phrase)-[m1:MENTIONED_IN]->(s:Passage)
+    WHERE coalesce(m1.named, true) AND $sources[s.id] IS NOT NULL
+    RETURN s, named, r.score AS synonym
+  }
+  CALL (named, synonym) {
+    MATCH (named)-[t:SYNONYM]-(o:Phrase)
+    WHERE synonym IS NOT NULL AND ($only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only })
+    RETURN sum(t.score) AS namedSynonyms
+  }
+  WITH p, s, named, bridge, synonym, bridgeDegree, namedSynonyms + COUNT {
+         (named)-[n:MENTIONED_IN]->(q:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) }
+         AS namedDegree
+  // the source's weight over the entities it names, times each later step's share: the synonym's of the named
+  // phrase's weighted degree (a step more: $damping), then the bridge's share of its own
+  WITH p, s, named, bridge, $sources[s.id] / COUNT { (s)<-[n:MENTIONED_IN]-(:Phrase) WHERE coalesce(n.named, true) }
+         * CASE WHEN synonym IS NULL THEN 1.0 ELSE $damping * synonym / namedDegree END / bridgeDegree AS flow
+  WITH {passage: s.id, phrase: bridge.text, synonym_of: CASE WHEN named = bridge THEN null ELSE named.text END,
+        flow: flow, self: s = p} AS via
+  ORDER BY via.flow DESC, via.passage, via.phrase, via.synonym_of
+  RETURN collect(via)[0] AS via
+}
+RETURN p.id AS id, p.title AS title, p.text AS text, contributors,
+       [k IN keys(p) WHERE k STARTS WITH 'meta_' | [k, p[k]]] AS meta, via, topPhrases
+ORDER BY i
