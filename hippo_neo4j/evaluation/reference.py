@@ -206,8 +206,7 @@ class ReferenceGraph:
         of it with no phrase seed); the walk, the entity walk (the phrase seeds alone) and, from the passages dense
         and the entity walk agree on (weighted by that agreement), a walk of ``HOP_STEPS`` steps, each ranking the
         passages among its ``WINDOW`` nodes with the most mass (masses equal to ``precision``, the server's walks'
-        ``walk_precision``, by id); by the
-        evidence of those rankings (``entity_ppr.evidence``)."""
+        ``walk_precision``, by id); passages by the evidence of those rankings (``entity_ppr.evidence``)."""
         assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
         q = query / np.linalg.norm(query)
         n, m = len(self.phrases), len(self.passages)
@@ -250,7 +249,6 @@ class ReferenceGraph:
         found = evidence(int(usable.sum()), by_dense, by_walk, by_entity, by_hop)
         ranked = found.order()[:top_k]
         return {"passages": [(pid, found.score(pid)) for pid in ranked], "placed": {pid: found.placed[pid] for pid in ranked},
-                "ranks": {pid: {k: r.get(pid) for k, r in found.ranks.items()} for pid in ranked},
                 "sources": sources, "phrase_seeds": {self.phrases[i]: float(reset[i]) for i in range(n) if reset[i] > 0}}
 
     def ppr(self, seeds: dict[str, float], damping: float, tol: float = 1e-13, max_iter: int = 1000) -> np.ndarray:

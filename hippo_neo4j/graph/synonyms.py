@@ -141,6 +141,12 @@ class PhraseVectors:
         return found
 
 
+def synonym_tau(default_tau: float, config: HippoConfig) -> float:
+    """τ, the cosine at or above which two phrases are synonyms: the config's, else ``default_tau`` (the encoder's
+    calibrated τ). Linking a question's name by embedding takes the same."""
+    return default_tau if config.synonym_threshold is None else config.synonym_threshold
+
+
 class SynonymLinker:
     """SYNONYM {score} edges between a new phrase and every phrase of the namespace with cosine >= tau among
     its ``synonym_top_k`` nearest; phrases of at most two alphanumeric characters get none."""
@@ -150,7 +156,7 @@ class SynonymLinker:
         self.default_tau = default_tau  # the encoder's calibrated τ, used when the config sets none
 
     def tau(self, config: HippoConfig) -> float:
-        return self.default_tau if config.synonym_threshold is None else config.synonym_threshold
+        return synonym_tau(self.default_tau, config)
 
     def hold(self, passages: int, dimension: int) -> PhraseVectors | None:
         """The namespace's phrase vectors (``dimension``-d), for a run indexing ``passages`` passages, if

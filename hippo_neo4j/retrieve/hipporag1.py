@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..config import HippoConfig
+from ..graph.synonyms import synonym_tau
 from ..models import LinkedEntity, RetrievalResult
 from .base import UNRESTRICTED, Query, Retriever, Scope, to_passages
 from .dense import DenseRetriever
@@ -43,8 +44,7 @@ class HippoRAG1Retriever(Retriever):
         if query.entities is not None:
             return list(query.entities), self.link(query.entities, query.scope)
         terms = self.context.query_terms(query.text)
-        tau = config.synonym_threshold if config.synonym_threshold is not None else getattr(
-            self.encoder, "synonym_threshold", 0.8)
+        tau = synonym_tau(getattr(self.encoder, "synonym_threshold", 0.8), config)
         linked = link_question(self.store, self.encoder, terms, tau, query.scope)
         return list(dict.fromkeys([link.entity for link in linked] + terms.names)), linked
 
