@@ -145,7 +145,7 @@ def measure_latency(memory: HippoRAG, queries: Sequence[Query], *, reference: bo
         "entity-ppr-first-hop": (  # without the second hop: the walk it adds, in the same run
             lambda q: memory.query(q.text, mode="entity-ppr-first-hop", top_k=top_k, entities=q.entities),
             lambda q: inproc.entity_ppr(q.text, q.entities, cfg.model_copy(update={"entity_hop": False}), top_k)),
-        "hipporag2": (lambda q: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False),
+        "hipporag2": (lambda q: memory.query(q.text, mode="hipporag2", top_k=top_k, recognition_filter=False),
                       lambda q: inproc.hipporag2(q.text, cfg, top_k)),
         "hipporag1": (lambda q: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities),
                       lambda q: inproc.hipporag1(q.entities, cfg.damping, top_k, cfg.ppr_tolerance,
@@ -196,7 +196,7 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
             | steps("passage_seeds", sources)
         steps("pagerank", lambda: memory.store.run("bench_ppr2_only", **params))  # the walk alone
         steps("ppr_passages", lambda: memory.store.run("ppr2_passages", **params))
-        steps("total", lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, filter=False))
+        steps("total", lambda: memory.query(q.text, mode="hipporag2", top_k=top_k, recognition_filter=False))
     return steps.medians()
 
 
@@ -302,7 +302,7 @@ def after_write_ms(memory: HippoRAG, passages: Sequence[PassageIn], queries: Seq
     """What a write costs the next graph query, a round per passage (docs/results.md, Writes and the next query):
     medians in ms, and the samples."""
     def ask(mode: str, q: Query, fresh: bool = False) -> Any:
-        return memory.query(q.text, mode=mode, top_k=10, entities=q.entities, filter=False, fresh=fresh)
+        return memory.query(q.text, mode=mode, top_k=10, entities=q.entities, recognition_filter=False, fresh=fresh)
 
     samples = {m: {k: [] for k in ("write", "first", "next", "fresh", "steady", "behind")} for m in GRAPH_MODES}
     for mode in GRAPH_MODES:
@@ -383,7 +383,7 @@ def load_query(kind: str, doc: PassageIn) -> dict[str, Any]:
     modes its first 4 entities; ``sentinel``: the word of :data:`SENTINEL` by bm25."""
     if kind == "sentinel":
         return {"query": f"{SENTINEL_WORD} gate", "mode": "bm25", "top_k": 3}
-    body = {"query": doc.text[:300], "mode": kind, "top_k": 5, "filter": False}
+    body = {"query": doc.text[:300], "mode": kind, "top_k": 5, "recognition_filter": False}
     if kind in ("hipporag1", "hipporag2", "entity-ppr"):
         body["entities"] = [e for e in doc.extraction.named_entities if e.strip()][:4] or [doc.title]
     return body

@@ -39,7 +39,7 @@ class Library(HippoRAG):
 def warm(target: Library) -> None:
     """The encoder and the projections loaded once, before the clock starts."""
     for mode in ("hipporag1", "hipporag2", "entity-ppr"):
-        target.query("warm up", mode=mode, entities=["warm up"], filter=False)
+        target.query("warm up", mode=mode, entities=["warm up"], recognition_filter=False)
 
 
 def run(connection: ConnectionSettings | None = None, *, seconds: float = 60, events: dict[str, int] | None = None,

@@ -47,7 +47,7 @@ def latency(base: str, namespace: str, extractor: Any, questions: list[Query]) -
     with HippoRAG(namespace=namespace, extractor=extractor) as memory:
         for mode in ("hipporag1", "hipporag2"):
             def ranked_by(side: str, q: Query) -> list[str]:
-                body = {"query": q.text, "mode": mode, "entities": q.entities, "top_k": 10, "filter": False}
+                body = {"query": q.text, "mode": mode, "entities": q.entities, "top_k": 10, "recognition_filter": False}
                 if side == "http":
                     return [pid for pid, _, _ in client.ask(body)[0]]
                 return [p.id for p in memory.query(body.pop("query"), **body).passages]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
 from .errors import HippoError
-from .models import Extraction, PassageIn, as_passage
+from .models import Extraction, PassageIn, read_passage
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +56,12 @@ def _read_utf8(path: str | Path) -> str:
         return text
 
 
-def load_corpus(path: str | Path) -> list[PassageIn]:
-    """A HippoRAG corpus JSON list of {title, text} (optional id), or a directory of .txt/.md files."""
+def load_corpus(path: str | Path) -> list[PassageIn | Any]:
+    """A HippoRAG corpus JSON list of {title, text} (optional id), or a directory of .txt/.md files.
+
+    Each item of the list that is no passage (not an object, a field or the metadata invalid) is kept as it is,
+    in its place: :meth:`HippoRAG.index <hippo_neo4j.memory.HippoRAG.index>` names it, with its position and the
+    reason, in the report's ``skipped``."""
     path = Path(path)
     if path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.suffix.lower() in {".txt", ".md"} and p.is_file())
@@ -70,4 +75,9 @@ def load_corpus(path: str | Path) -> list[PassageIn]:
         raise HippoError(f"Cannot read corpus {path}: {exc}") from None
     if not isinstance(data, list):
         raise HippoError(f"{path}: a corpus is a JSON list of {{\"title\", \"text\"}} objects.")
-    return [as_passage(d) for d in data if isinstance(d, (dict, str))]
+    return [_passage_or_item(d) for d in data]
+
+
+def _passage_or_item(item: Any) -> PassageIn | Any:
+    passage = read_passage(item, 0)
+    return passage if isinstance(passage, PassageIn) else item

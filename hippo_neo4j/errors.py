@@ -19,6 +19,15 @@ class JavaNotFoundError(RuntimeSetupError):
     pass
 
 
+class UnknownNamespace(HippoError):
+    """A read of a namespace that holds no passages (every surface refuses it alike: the CLI exits 1, hippo serve
+    answers 404, hippo mcp a tool error)."""
+
+    def __init__(self, namespace: str) -> None:
+        super().__init__(f"namespace {namespace!r} has no passages (index into it first, or check the name: "
+                         "hippo stats --namespace NAME)")
+
+
 class ServerError(HippoError):
     """The Neo4j server is unreachable, refused the credentials, or lacks GDS."""
 

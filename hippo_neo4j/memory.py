@@ -34,6 +34,7 @@ from .db import connect
 from .encode import Encoder, shared_encoder
 from .extract import query_terms
 from .errors import ConfigError
+from .limits import check_namespace, check_query
 from .graph import binding, projection
 from .graph import namespace as namespaces
 from .graph.facts import FactStore
@@ -41,8 +42,8 @@ from .graph.indexing import Indexer
 from .graph.store import GraphStore
 from .graph.synonyms import SynonymLinker
 from .metadata import Filters
-from .models import DeleteReport, FactHit, IndexReport, LinkedEntity, PassageIn, RetrievalResult, as_passage
-from .retrieve import MODES, DenseRetriever, Query, RetrievalContext, Retriever, default_mode
+from .models import DeleteReport, FactHit, IndexReport, LinkedEntity, PassageIn, RetrievalResult, read_passage
+from .retrieve import MODES, DenseRetriever, Query, RetrievalContext, Retriever, default_mode, deprecated_filter
 from .retrieve.linking import link_entities, link_facts
 from .text import scrub
 
@@ -64,9 +65,7 @@ class HippoRAG:
         fact_filter: Any = "auto",
     ) -> None:
         self.connection = connection or ConnectionSettings.from_env()
-        self.namespace = scrub(namespace or self.connection.namespace or "")
-        if not self.namespace or len(self.namespace) > 200:
-            raise ConfigError("A namespace must be a non-empty string of at most 200 characters.")
+        self.namespace = check_namespace(scrub(namespace if namespace is not None else self.connection.namespace or ""))
         self.database = self.connection.database
         self.config = config or HippoConfig()
         self.encoder = encoder or shared_encoder()
@@ -132,8 +131,13 @@ class HippoRAG:
     # -- indexing
 
     def index(self, passages: Iterable[PassageIn | dict[str, Any] | str], *, progress: bool = False) -> IndexReport:
-        """Index passages (idempotent: the same id with the same content again is a no-op)."""
-        items = [as_passage(p) for p in passages]
+        """Index passages (idempotent: the same id with the same content again is a no-op).
+
+        Each item is a :class:`PassageIn`, a map of its fields, or a string (its text). A bad item raises nothing:
+        the rest is indexed, and it is named in ``report.skipped`` with the reason (by its id, or ``#<position>``
+        in ``passages``, from 0): not a passage object, an invalid field or metadata, empty text, text or id too
+        long, an id the batch has already. ``report.not_indexed`` counts them and the extraction failures."""
+        items = [read_passage(p, position) for position, p in enumerate(passages)]
         self.check_encoder()
         if not self.facts_complete():  # indexed before Fact nodes existed: derive them first, once
             log.warning("namespace %r has no Fact nodes yet (indexed by an older version): deriving them", self.namespace)
@@ -209,15 +213,18 @@ class HippoRAG:
         mode: str | None = None,
         top_k: int = 10,
         entities: Sequence[str] | None = None,
-        filter: bool = True,
+        recognition_filter: bool = True,
         fresh: bool = False,
         filters: Filters | Mapping[str, Any] | None = None,
+        filter: bool | None = None,
     ) -> RetrievalResult:
         """Retrieve the top-k passages for ``text`` with ``mode`` (a name of :data:`~hippo_neo4j.retrieve.MODES`;
         by default :func:`~hippo_neo4j.retrieve.default_mode`: ``entity-ppr``).
 
         ``entities`` overrides query NER (hipporag1, hybrid, and hipporag2 with entity linking);
-        ``filter=False`` skips hipporag2's LLM recognition filter (it is skipped anyway with no LLM).
+        ``recognition_filter=False`` skips hipporag2's LLM recognition filter (it is skipped anyway with no LLM;
+        ``filter`` is its deprecated name). The limits of :mod:`hippo_neo4j.limits` hold (a ConfigError names the
+        one exceeded); an empty query finds no passages and says so in ``result.warning``.
 
         Graph modes walk the newest complete GDS projection of the namespace: after a write, that is the one
         before it until the background refresh has built the next (``result.graph_version``,
@@ -232,10 +239,11 @@ class HippoRAG:
         """
         mode = mode or default_mode()
         preset = MODES[mode]
+        check_query(text, top_k, entities)
+        recognition_filter = deprecated_filter(filter, recognition_filter)
         self.check_encoder()
-        query = Query(text=text if isinstance(text, str) else "", top_k=top_k,
-                      entities=list(entities) if entities is not None else None, use_filter=filter, fresh=fresh,
-                      filters=Filters.parse(filters))
+        query = Query(text=text, top_k=top_k, entities=list(entities) if entities is not None else None,
+                      use_filter=recognition_filter, fresh=fresh, filters=Filters.parse(filters))
         return self.retriever(mode).search(query, preset.config(self.config))
 
     def link_entities(self, entities: Sequence[str]) -> list[LinkedEntity]:
@@ -379,11 +387,13 @@ class AsyncHippoRAG:
 
     async def query(
         self, text: str, *, mode: str | None = None, top_k: int = 10, entities: Sequence[str] | None = None,
-        filter: bool = True, fresh: bool = False, filters: Filters | Mapping[str, Any] | None = None,
+        recognition_filter: bool = True, fresh: bool = False, filters: Filters | Mapping[str, Any] | None = None,
+        filter: bool | None = None,
     ) -> RetrievalResult:
         """:meth:`HippoRAG.query` (see there)."""
-        return await self._call("query", text, mode=mode, top_k=top_k, entities=entities, filter=filter, fresh=fresh,
-                                filters=filters)
+        recognition_filter = deprecated_filter(filter, recognition_filter)
+        return await self._call("query", text, mode=mode, top_k=top_k, entities=entities,
+                                recognition_filter=recognition_filter, fresh=fresh, filters=filters)
 
     async def link_entities(self, entities: Sequence[str]) -> list[LinkedEntity]:
         return await self._call("link_entities", list(entities))

@@ -29,10 +29,32 @@ from typing import Any, Literal, Mapping, Union
 from pydantic import BaseModel
 
 from .errors import ConfigError
+from .limits import FILTER_CONDITIONS, check_conditions
 
 PREFIX = "meta_"  # a metadata key's property on the Passage node: meta_<key>
 KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 MAX_IN = 10_000  # values of one `in` condition
+# what check_metadata accepts, as a JSON schema (the HTTP API's OpenAPI document): dates travel as ISO strings
+METADATA_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "propertyNames": {"pattern": f"^{KEY.pattern}$"},
+    "additionalProperties": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "number"},
+                                       {"type": "boolean"}, {"type": "array", "items": {"type": "string"}}]},
+}
+
+_SCALAR_SCHEMA: list[dict[str, Any]] = [{"type": "string"}, {"type": "integer"}, {"type": "number"},
+                                        {"type": "boolean"}]
+# what Filters.parse accepts, as a JSON schema: key -> a value (equality) or {operator: value}, `in` a list
+FILTERS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "propertyNames": {"pattern": f"^{KEY.pattern}$"},
+    "maxProperties": FILTER_CONDITIONS,
+    "additionalProperties": {"anyOf": [*_SCALAR_SCHEMA, {
+        "type": "object", "minProperties": 1, "additionalProperties": False,
+        "properties": {"in": {"type": "array", "minItems": 1, "maxItems": MAX_IN, "items": {"anyOf": _SCALAR_SCHEMA}},
+                       **{op: {"anyOf": _SCALAR_SCHEMA} for op in ("=", "<", "<=", ">", ">=")}},
+    }]},
+}
 
 Scalar = Union[bool, int, float, str]
 Op = Literal["=", "in", "<", "<=", ">", ">="]
@@ -126,6 +148,7 @@ class Filters(BaseModel):
                 conditions += [condition(key, op, value) for op, value in spec.items()]
             else:
                 conditions.append(condition(key, "=", spec))
+        check_conditions(len(conditions))
         return cls(conditions=conditions) if conditions else None  # {}: no filter
 
     def parameters(self) -> list[dict[str, Any]]:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+import warnings
+from collections.abc import Mapping
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationError, WithJsonSchema, field_validator
 
-from .metadata import check_metadata
-from .text import scrub
+from .errors import ConfigError
+from .metadata import METADATA_SCHEMA, check_metadata
+from .text import printable, scrub
 
 
 class Extraction(BaseModel):
@@ -34,8 +37,9 @@ class PassageIn(BaseModel):
     title: str = ""
     text: str
     extraction: Extraction | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict, description="scalars, dates and lists of strings, by "
-                                     "identifier: what queries can filter on")
+    metadata: Annotated[dict[str, Any], WithJsonSchema(METADATA_SCHEMA)] = Field(
+        default_factory=dict, description="scalars, dates and lists of strings, by identifier: what queries can "
+        "filter on")
 
     @field_validator("id", "title", "text", mode="before")
     @classmethod
@@ -62,10 +66,15 @@ class PassageIn(BaseModel):
 
 
 def as_passage(item: PassageIn | dict[str, Any] | str) -> PassageIn:
+    """A passage from a :class:`PassageIn`, a map of its fields (HippoRAG's ``extracted_triples`` and
+    ``extracted_entities`` too), or a string (its text). Anything else is a TypeError ("not a passage object:
+    int 42"); invalid fields a ValidationError, invalid metadata a ConfigError."""
     if isinstance(item, PassageIn):
         return item
     if isinstance(item, str):
         return PassageIn(text=item)
+    if not isinstance(item, Mapping):
+        raise TypeError(f"not a passage object: {_kind(item)}")
     data = dict(item)
     if "extraction" not in data and ("extracted_triples" in data or "triples" in data):
         data["extraction"] = Extraction(
@@ -81,6 +90,59 @@ def as_passage(item: PassageIn | dict[str, Any] | str) -> PassageIn:
     )
 
 
+def _kind(item: Any) -> str:
+    """What a non-passage item is, in a few words: 'null', 'a list', 'int 42'."""
+    if item is None:
+        return "null"
+    if isinstance(item, (list, tuple)):
+        return f"a list ({len(item)} items)" if len(item) != 1 else "a list (1 item)"
+    if isinstance(item, (bool, int, float)):
+        return f"{type(item).__name__} {item!r}"
+    return f"a {type(item).__name__}"
+
+
+SHOWN_ID_CHARS = 100  # a skipped item's id is shown up to this length
+
+
+class SkippedItem(BaseModel):
+    """An input item that was not indexed, updated or found unchanged, and why (one line)."""
+
+    item: str = Field(description="the passage's id (its first 100 characters and '…' when longer), or '#<position>' "
+                      "(0-based, in the input) when it has none")
+    reason: str
+
+
+def item_name(passage_id: Any, position: int) -> str:
+    """How :class:`SkippedItem` names an item: its id if it has one, else its position in the input."""
+    if passage_id in (None, ""):
+        return f"#{position}"
+    text = str(passage_id)
+    return text if len(text) <= SHOWN_ID_CHARS else text[:SHOWN_ID_CHARS] + "…"
+
+
+def read_passage(item: Any, position: int) -> PassageIn | SkippedItem:
+    """``item`` (the ``position``-th of an input) as a passage (:func:`as_passage`), or, if it is none, a
+    :class:`SkippedItem` saying why: never an exception for a bad item."""
+    try:
+        return as_passage(item)
+    except (TypeError, ValueError, ConfigError) as exc:  # pydantic's ValidationError is a ValueError
+        given = item.get("id") if isinstance(item, Mapping) else None
+        return SkippedItem(item=item_name(given, position), reason=_one_line(exc))
+
+
+def _one_line(exc: Exception, limit: int = 300) -> str:
+    if isinstance(exc, ValidationError):
+        errors = exc.errors()
+        first = errors[0] if errors else {}
+        where = ".".join(str(x) for x in first.get("loc", ())) or "passage"
+        text = f"invalid {where}: {first.get('msg', 'invalid')}"
+        text += f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    else:
+        text = str(exc) or type(exc).__name__
+    text = printable(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 # ---------------------------------------------------------------------------------------------- results
 
 
@@ -92,8 +154,13 @@ class IndexReport(BaseModel):
     metadata_updated: int = Field(0, description="passages whose metadata alone changed: written, not re-indexed")
     skipped_empty: int = 0
     skipped_duplicate_id: int = 0
-    rejected: list[str] = Field(default_factory=list, description="ids refused: text or id too long (see the log)")
-    extraction_failures: list[str] = Field(default_factory=list)
+    rejected: list[str] = Field(default_factory=list, description="ids refused: text or id too long (named in skipped)")
+    skipped: list[SkippedItem] = Field(
+        default_factory=list, description="every input item not indexed, updated or unchanged, with the reason: not a "
+        "passage object, invalid fields or metadata, empty text (skipped_empty), text or id too long (rejected), an id "
+        "the batch has already (skipped_duplicate_id)")
+    extraction_failures: list[str] = Field(default_factory=list, description="passages the extractor failed on: not "
+                                           "indexed, retried on the next run")
     no_triples: int = 0
     triples: int = 0
     malformed_triples: int = 0
@@ -102,6 +169,12 @@ class IndexReport(BaseModel):
     new_facts: int = 0
     synonym_edges: int = 0
     timings: dict[str, float] = Field(default_factory=lambda: {"extract_s": 0.0, "embed_s": 0.0, "write_s": 0.0, "synonym_s": 0.0})
+
+    @property
+    def not_indexed(self) -> int:
+        """Input items left out of the namespace: the skipped ones and the extraction failures (0: every item is
+        indexed, updated or unchanged)."""
+        return len(self.skipped) + len(self.extraction_failures)
 
     def merge(self, other: "IndexReport") -> None:
         for name, value in other:
@@ -198,7 +271,8 @@ class RetrievalResult(BaseModel):
     linked: list[LinkedEntity] = Field(default_factory=list)
     top_phrases: list[dict[str, Any]] = Field(default_factory=list)
     facts: list[FactHit] = Field(default_factory=list, description="hipporag2: facts retrieved (kept or not)")
-    filter: str | None = Field(None, description="hipporag2: the recognition filter used, 'off', or why it failed")
+    recognition_filter: str | None = Field(None, description="hipporag2: the LLM recognition filter used, 'off', or "
+                                           "why it failed")
     phrase_seeds: list[Seed] = Field(default_factory=list)
     passage_seeds: list[Seed] = Field(default_factory=list, description="hipporag2: the largest passage seeds")
     passages: list[RetrievedPassage] = Field(default_factory=list)
@@ -210,6 +284,12 @@ class RetrievalResult(BaseModel):
     fallback_reason: str | None = None
     warning: str | None = None
     elapsed_ms: float = 0.0
+
+    @property
+    def filter(self) -> str | None:
+        """Deprecated name of :attr:`recognition_filter` (removed in the next release)."""
+        warnings.warn("RetrievalResult.filter is deprecated: use recognition_filter.", DeprecationWarning, stacklevel=2)
+        return self.recognition_filter
 
     @property
     def seeds(self) -> list[tuple[str, float]]:

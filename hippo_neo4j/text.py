@@ -75,3 +75,14 @@ def lucene_terms(text: str | None) -> tuple[str, ...]:
             word = word.replace("\u0130", "i").lower()  # Java lower-cases a code point to one code point
             terms.extend(word[i:i + MAX_LUCENE_TOKEN] for i in range(0, len(word), MAX_LUCENE_TOKEN))
     return tuple(terms)
+
+
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on one terminal line: control characters (``\\n``, ``\\x00``, ``\\x07``, ...),
+    line and paragraph separators and bidirectional overrides escaped as in ``repr`` (``\\n``, ``\\x07``,
+    ``\\u202e``); everything else, backslashes included, as it is."""
+    return _UNPRINTABLE.sub(lambda m: _ESCAPES.get(m.group()) or repr(m.group())[1:-1], text)

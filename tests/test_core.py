@@ -234,13 +234,13 @@ def test_walks_rank_alike_whether_the_client_or_the_server_scores_the_passages(m
     memory.index(PATH_CORPUS)
     question, entities = "Which Stanford professor works on Alzheimer's?", ["Stanford", "Alzheimer's"]
     memory.retrieval.passage_vectors().asked = 1  # past the first query, which the server scores
-    held = {mode: memory.query(question, mode=mode, entities=entities, top_k=5, filter=False) for mode in ("entity-ppr", "hipporag2")}
+    held = {mode: memory.query(question, mode=mode, entities=entities, top_k=5, recognition_filter=False) for mode in ("entity-ppr", "hipporag2")}
     assert not memory.retrieval.passage_vectors().server_side and memory.retrieval.passage_vectors().version is not None
     monkeypatch.setenv("HIPPO_PASSAGE_VECTORS_MB", "0")
     on_server = memory_factory(namespace=memory.namespace)
     on_server.retrieval.passage_vectors().asked = 1
     for mode, result in held.items():
-        theirs = on_server.query(question, mode=mode, entities=entities, top_k=5, filter=False)
+        theirs = on_server.query(question, mode=mode, entities=entities, top_k=5, recognition_filter=False)
         assert on_server.retrieval.passage_vectors().server_side
         assert [p.id for p in theirs.passages] == [p.id for p in result.passages]
         assert [p.score for p in theirs.passages] == pytest.approx([p.score for p in result.passages], rel=1e-5)

@@ -559,9 +559,9 @@ def test_every_mode_scores_its_musique_rankings_in_order(on_musique10, musique10
     for q in small.questions:
         for text in (q.question, q.question.lower()):
             for mode in MODES:
-                found = memory.query(text, mode=mode, top_k=10, filter=False).passages
+                found = memory.query(text, mode=mode, top_k=10, recognition_filter=False).passages
                 scores = [p.score for p in found]
                 assert scores == sorted(scores, reverse=True), (mode, text)
                 if text == q.question:
-                    pooled = IterativeRetrieval(memory, mode=mode, steps=0).run(text, top_k=10, filter=False).passages
+                    pooled = IterativeRetrieval(memory, mode=mode, steps=0).run(text, top_k=10, recognition_filter=False).passages
                     assert [p.id for p in pooled] == [p.id for p in found], mode

@@ -132,7 +132,7 @@ def test_hipporag2_equals_the_inprocess_reference_on_musique_questions(on_musiqu
         result = memory.query(q.question, mode="hipporag2", top_k=10)
         expected = ref.hipporag2(memory.encoder.encode_queries([q.question])[0], top_k=10, damping=cfg.damping,
                                  top_phrases=cfg.link_top_phrases)
-        assert not result.fell_back and result.filter == "off"
+        assert not result.fell_back and result.recognition_filter == "off"
         assert [f.triple for f in result.facts] == [t for t, _ in expected["facts"]]
         np.testing.assert_allclose([f.score for f in result.facts], [s for _, s in expected["facts"]], atol=1e-5)
         assert dict(result.seeds) == pytest.approx(expected["seeds"], abs=1e-5)
@@ -231,17 +231,17 @@ def test_hipporag2_falls_back_to_dense_and_says_why(memory_factory):
     memory._fact_filter = KeepNothing()
     result = memory.query("Which Stanford professor works on Alzheimer's?", mode="hipporag2", top_k=3)
     assert result.fell_back and result.fallback_reason == "the recognition filter kept no fact"
-    assert result.facts and not any(f.kept for f in result.facts) and result.filter == "keep-nothing"
+    assert result.facts and not any(f.kept for f in result.facts) and result.recognition_filter == "keep-nothing"
     assert len(result.passages) == 3
-    unfiltered = memory.query("Which Stanford professor works on Alzheimer's?", mode="hipporag2", top_k=3, filter=False)
-    assert not unfiltered.fell_back and unfiltered.filter == "off" and all(f.kept for f in unfiltered.facts)
+    unfiltered = memory.query("Which Stanford professor works on Alzheimer's?", mode="hipporag2", top_k=3, recognition_filter=False)
+    assert not unfiltered.fell_back and unfiltered.recognition_filter == "off" and all(f.kept for f in unfiltered.facts)
 
 
 def test_recognition_filter_through_the_openai_client(memory_factory, llm_env, monkeypatch):
     memory = memory_factory()
     memory.index(PATH_CORPUS)
     question = "Which Stanford professor works on Alzheimer's?"
-    candidates = memory.query(question, mode="hipporag2", filter=False).facts
+    candidates = memory.query(question, mode="hipporag2", recognition_filter=False).facts
     assert len(candidates) == 5
     keep_a, keep_b = candidates[1].triple, candidates[3].triple
 
@@ -259,19 +259,19 @@ def test_recognition_filter_through_the_openai_client(memory_factory, llm_env, m
         memory._fact_filter = "auto"  # an LLM is configured now: the filter is the LLM one
         result = memory.query(question, mode="hipporag2", top_k=5)
         assert len(fake.requests) == 1
-        assert result.filter == "llm:fake-model:f1"
+        assert result.recognition_filter == "llm:fake-model:f1"
         assert [f.kept for f in result.facts] == [f.triple in (keep_a, keep_b) for f in candidates]
         kept_phrases = {keep_a[0], keep_a[2], keep_b[0], keep_b[2]}
         assert {s.node for s in result.phrase_seeds} <= kept_phrases and result.phrase_seeds
-        # --no-filter (filter=False) asks nothing
-        memory.query(question, mode="hipporag2", filter=False)
+        # --no-filter (recognition_filter=False) asks nothing
+        memory.query(question, mode="hipporag2", recognition_filter=False)
         assert len(fake.requests) == 1
         port = fake.port
     # the endpoint is gone: retrieval still answers, with every fact, and says the filter failed
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
     memory._fact_filter = RecognitionFilter(LLMSettings.from_env(max_attempts=1))
     down = memory.query(question, mode="hipporag2", top_k=5)
-    assert down.filter.startswith("failed:") and all(f.kept for f in down.facts) and down.passages
+    assert down.recognition_filter.startswith("failed:") and all(f.kept for f in down.facts) and down.passages
 
 
 def test_hybrid_fuses_min_max_scores(memory_factory):
@@ -309,7 +309,7 @@ def test_cli_query_hipporag2_json_explains_facts_and_seeds(memory_factory, conne
                                    "--json", "--top-k", "3"], env=env)
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
-    assert data["mode"] == "hipporag2" and len(data["facts"]) == 5 and data["filter"] == "off"
+    assert data["mode"] == "hipporag2" and len(data["facts"]) == 5 and data["recognition_filter"] == "off"
     assert data["phrase_seeds"] and data["passage_seeds"] and len(data["passages"]) == 3
     text = CliRunner().invoke(cli, ["query", "Which Stanford professor works on Alzheimer's?", "--mode", "hipporag2"], env=env)
     assert "facts (recognition filter: off)" in text.stdout and "phrase seeds:" in text.stdout

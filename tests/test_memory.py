@@ -28,7 +28,7 @@ from hippo_neo4j.cli import cli
 from hippo_neo4j.config import ConnectionSettings
 from hippo_neo4j.corpus import load_corpus, load_openie
 from hippo_neo4j.graph.indexing import valid_triple as _valid_triple
-from hippo_neo4j.models import as_passage
+from hippo_neo4j.models import Extraction, as_passage
 from hippo_neo4j.encode import Encoder, shared_encoder
 from hippo_neo4j.errors import ServerError
 from hippo_neo4j.text import normalize_phrase
@@ -523,15 +523,17 @@ def test_empty_passages_and_empty_queries(memory_factory):
     memory = memory_factory()
     report = memory.index([{"id": "e1", "text": ""}, {"id": "e2", "text": " \n\t "}, {"id": "e3", "text": None}, ""])
     assert report.skipped_empty == 4 and report.indexed == 0
+    assert [s.item for s in report.skipped] == ["e1", "e2", "e3", "#3"] and report.not_indexed == 4
+    assert {s.reason for s in report.skipped} == {"the text is empty (or only whitespace)"}
     assert memory.stats()["passages"] == 0
     assert not rows(memory.driver, "MATCH (n:HippoNamespace {name: $ns}) RETURN n", ns=memory.namespace)  # no write
     memory.index([P("a", "Alpha is a letter.", ("alpha", "is", "letter"))])
-    for mode in ("bm25", "dense", "hipporag2"):
+    for mode in ("bm25", "dense", "hipporag2", "entity-ppr"):  # every mode alike, and it says why
         for text in ("", "   ", "\n"):
-            assert memory.query(text, mode=mode).passages == []
-            assert memory.query(text, mode="hybrid", entities=[]).passages == []
-    result = memory.query("", mode="hipporag1", entities=[])
-    assert result.fell_back and result.fallback_reason == "no query entities"
+            for result in (memory.query(text, mode=mode), memory.query(text, mode="hybrid", entities=[])):
+                assert result.passages == [] and result.warning == "the query is empty: nothing to retrieve"
+    result = memory.query("", mode="hipporag1", entities=["alpha"])  # entities given: they are the query
+    assert result.passages and result.passages[0].id == "a" and result.warning is None
 
 
 def test_overlong_passage_is_rejected_with_a_message(memory_factory, caplog):
@@ -546,6 +548,11 @@ def test_overlong_passage_is_rejected_with_a_message(memory_factory, caplog):
             {"id": "x" * 5000, "text": "an id too long to be an index key"},
         ])
     assert report.rejected == ["huge", "x" * 100] and report.indexed == 2
+    assert [(s.item, s.reason) for s in report.skipped] == [
+        ("huge", ("text has 1,000,000 characters; the limit is 100,000 (HIPPO_MAX_PASSAGE_CHARS): split it into "
+                  "paragraph-sized passages")),
+        ("x" * 100 + "…", "id has 5,000 characters; the limit is 1,000"),
+    ] and report.not_indexed == 2
     assert "'huge' not indexed: 1,000,000 characters, the limit is 100,000 (HIPPO_MAX_PASSAGE_CHARS)" in caplog.text
     assert "split long documents into paragraph-sized passages" in caplog.text
     assert "its id has 5,000 characters, the limit is 1,000" in caplog.text
@@ -554,6 +561,76 @@ def test_overlong_passage_is_rejected_with_a_message(memory_factory, caplog):
     assert memory.stats()["passages"] == 2
     small = memory_factory(config=HippoConfig(max_passage_chars=10))
     assert small.index([P("s", "twelve chars")]).rejected == ["s"]
+    titled = small.index([{"title": "Title", "text": "twelve chars"}]).skipped
+    assert [(s.item, s.reason[:60]) for s in titled] == [("#0", "title and text have 18 characters; the limit is 10 (HIPPO_MA")]
+
+
+class EmptyExtractor:
+    """Extracts nothing from any passage (passages given without an extraction are still indexed)."""
+
+    name = "empty"
+
+    def extract(self, passages):
+        return [Extraction() for _ in passages]
+
+
+def test_items_that_are_no_passages_are_named_by_position_and_the_rest_is_indexed(memory_factory):
+    memory = memory_factory(extractor=EmptyExtractor())
+    report = memory.index([
+        P("ok", "Alpha is a letter.", ("alpha", "is", "letter")), 42, None, ["x"], "A bare string about Beta.",
+        {"id": "meta", "text": "Its metadata is not scalar.", "metadata": {"user": {"id": 1}}}, {"text": 7},
+        {"title": "dup", "text": "Same content."}, {"title": "dup", "text": "Same content."},
+    ])
+    assert report.passages == 9 and report.indexed == 3 and report.not_indexed == 6
+    assert [(s.item, s.reason) for s in report.skipped] == [
+        ("#1", "not a passage object: int 42"),
+        ("#2", "not a passage object: null"),
+        ("#3", "not a passage object: a list (1 item)"),
+        ("meta", ("metadata 'user': {'id': 1} is not a string, number, boolean, date or list of strings (leave the "
+                  "key out instead of None).")),
+        ("#6", "invalid text: Input should be a valid string"),
+        ("#8", "the same title and text as item #7 (kept once)"),
+    ]
+    assert report.skipped_duplicate_id == 1 and report.skipped_empty == 0 and not report.rejected
+    assert memory.stats()["passages"] == 3
+    assert memory.query("bare string Beta", mode="bm25", top_k=1).passages[0].text == "A bare string about Beta."
+    again = memory.index([None, P("ok", "Alpha is a letter.", ("alpha", "is", "letter"))])
+    assert again.unchanged == 1 and [s.item for s in again.skipped] == ["#0"]
+
+
+def test_cli_index_names_every_item_it_left_out_and_exits_1_after_indexing_the_rest(connection, tmp_path):
+    ns = f"cli-bad-{uuid.uuid4().hex[:6]}"
+    corpus = tmp_path / "mixed.json"
+    corpus.write_text(json.dumps([
+        P("ok", "Alpha is the first letter.", ("Alpha", "is", "first letter")), 42, None, ["x"],
+        "A bare string about the Beta letter.", {"id": "huge", "text": "w" * 150_000},
+        {"id": "bell\x07\nid", "text": "  "},
+    ]))
+    env = cli_env(connection, ns, HIPPO_EXTRACTION_CACHE=str(tmp_path / "cache.sqlite"))
+    runner = CliRunner()
+    try:
+        out = runner.invoke(cli, ["index", str(corpus), "--extractor", "offline"], env=env, catch_exceptions=False)
+        assert out.exit_code == 1, out.output
+        for line in ("passages 7: indexed 2 (updated 0), unchanged 0, skipped 1 empty and 0 duplicate ids, rejected 1",
+                     "not indexed 5 of 7 items:", "  #1: not a passage object: int 42",
+                     "  #2: not a passage object: null", "  #3: not a passage object: a list (1 item)",
+                     "  huge: text has 150,000 characters; the limit is 100,000 (HIPPO_MAX_PASSAGE_CHARS)",
+                     "  bell\\x07\\nid: the text is empty (or only whitespace)"):
+            assert line in out.stdout, (line, out.stdout)
+        assert out.stderr.strip().endswith("Error: 5 of 7 items were not indexed (see above)")
+        assert json.loads(runner.invoke(cli, ["stats", "--json"], env=env).stdout)["passages"] == 2
+        again = runner.invoke(cli, ["index", str(corpus), "--extractor", "offline", "--json"], env=env)
+        assert again.exit_code == 1
+        data = json.loads(again.stdout)
+        assert data["unchanged"] == 2 and data["not_indexed"] == 5 and data["skipped"][0] == {
+            "item": "#1", "reason": "not a passage object: int 42"}
+        assert data["skipped"][4]["item"] == "bell\x07\nid"
+        many = tmp_path / "many.json"
+        many.write_text(json.dumps([P("a", "Alpha is the first letter.", ("Alpha", "is", "first letter"))] + [None] * 12))
+        text = runner.invoke(cli, ["index", str(many)], env=env).stdout
+        assert "  #10: not a passage object: null\n  ... and 2 more" in text and "#11" not in text
+    finally:
+        runner.invoke(cli, ["drop-namespace", ns, "--yes"], env=env)
 
 
 def test_invalid_utf8_and_lone_surrogates(connection, memory_factory, tmp_path, caplog):
@@ -626,6 +703,8 @@ def test_same_id_twice_in_one_batch_keeps_the_first_and_warns(memory_factory, ca
     with caplog.at_level(logging.WARNING, logger="hippo_neo4j.graph.indexing"):
         report = memory.index([P("dup", "First version."), P("dup", "Second version."), P("dup", "First version.")])
     assert report.indexed == 1 and report.skipped_duplicate_id == 2
+    assert [(s.item, s.reason) for s in report.skipped] == [("dup", "the id of item #0, whose content is kept instead"),
+                                                             ("dup", "the same id and content as item #0 (kept once)")]
     assert caplog.text.count("passage id 'dup' appears twice with different text; the first is kept") == 1
     assert memory.query("version", mode="bm25").passages[0].text == "First version."
 
@@ -707,8 +786,9 @@ def test_unknown_namespace_is_empty_not_an_error(connection, driver):
         result = memory.query("anything", mode="hipporag2")
         assert result.fell_back and result.passages == [] and ns in result.warning
         assert memory.delete(["a"]).missing == ["a"]
+    # the CLI refuses it as hippo serve (404) and hippo mcp (a tool error) do, with the same message
     out = CliRunner().invoke(cli, ["query", "anything", "--entities", "x"], env=cli_env(connection, ns))
-    assert out.exit_code == 0 and f"(no passages) - namespace {ns!r} has no passages" in out.output
+    assert out.exit_code == 1 and f"namespace {ns!r} has no passages (index into it first" in out.output
     assert not rows(driver, "MATCH (n) WHERE n.ns = $ns OR n.name = $ns RETURN n LIMIT 1", ns=ns)  # nothing created
 
 
@@ -868,7 +948,7 @@ def test_a_write_does_not_make_graph_queries_wait_and_the_refresh_replaces_the_p
     memory.index([PE("a", "Ada Lovelace wrote notes on the engine.", ("Ada Lovelace", "wrote", "notes"), "Ada Lovelace"),
                   PE("b", "Charles Babbage designed the engine.", ("Charles Babbage", "designed", "engine"), "Charles Babbage")])
     modes = ("hipporag1", "hipporag2", "entity-ppr")
-    before = {m: memory.query("Who wrote notes?", mode=m, entities=["Ada Lovelace"], filter=False) for m in modes}
+    before = {m: memory.query("Who wrote notes?", mode=m, entities=["Ada Lovelace"], recognition_filter=False) for m in modes}
     old = before["hipporag1"].graph_version
     assert all(r.graph_version == old and r.writes_behind == 0 for r in before.values())
 
@@ -884,7 +964,7 @@ def test_a_write_does_not_make_graph_queries_wait_and_the_refresh_replaces_the_p
     r = memory.query("Who wrote notes?", mode="entity-ppr", entities=["Ada Lovelace"])
     assert r.graph_version == old and r.writes_behind == current - old and r.passages
     # hipporag2 retrieves every fact here, the new one too, whose object phrase is newer than the projection
-    r = memory.query("Who wrote notes?", mode="hipporag2", filter=False)
+    r = memory.query("Who wrote notes?", mode="hipporag2", recognition_filter=False)
     assert any(f.object == "mary somerville" for f in r.facts) and r.graph_version == current
     # a seed newer than the projection: the query waits for the current one
     new = memory.query("Who is Mary Somerville?", mode="hipporag1", entities=["Mary Somerville"])
@@ -895,7 +975,7 @@ def test_a_write_does_not_make_graph_queries_wait_and_the_refresh_replaces_the_p
 
     held_refreshes.release()  # the refreshes the writes started may now build
     projection.wait_for_refreshes(memory.driver, timeout=REFRESH_DEADLINE_S)
-    after = {m: memory.query("Who wrote notes?", mode=m, entities=["Ada Lovelace"], filter=False) for m in modes}
+    after = {m: memory.query("Who wrote notes?", mode=m, entities=["Ada Lovelace"], recognition_filter=False) for m in modes}
     assert all(r.graph_version == current and r.writes_behind == 0 for r in after.values())
     # one projection per kind remains, all of the current version: the old ones were dropped
     assert sorted(_kinds_projected(memory.driver, memory.database, memory.namespace).values()) == [current] * 3
@@ -928,13 +1008,13 @@ def test_a_deleted_passage_never_comes_back_from_an_old_projection(held_refreshe
                   PE("b", "Ada Lovelace met Charles Babbage.", ("Ada Lovelace", "met", "Charles Babbage"),
                      "Ada Lovelace", "Charles Babbage")])
     for mode in ("hipporag1", "hipporag2", "entity-ppr"):
-        found = memory.query("Ada", mode=mode, entities=["Ada Lovelace"], filter=False).passages
+        found = memory.query("Ada", mode=mode, entities=["Ada Lovelace"], recognition_filter=False).passages
         assert {"a", "b"} <= {p.id for p in found if not p.filled}, mode
     memory.delete(["b"])
     # a new passage, whose nodes may reuse the deleted ones' ids, written before the projection is refreshed
     memory.index([PE("z", "Zebras live in Africa.", ("zebra", "lives in", "Africa"), "Africa")])
     for mode in ("hipporag1", "hipporag2", "entity-ppr"):
-        result = memory.query("Ada", mode=mode, entities=["Ada Lovelace"], filter=False)
+        result = memory.query("Ada", mode=mode, entities=["Ada Lovelace"], recognition_filter=False)
         assert result.writes_behind > 0 or mode == "hipporag2"  # its facts include the zebra's: it waits
         walked = [p.id for p in result.passages if not p.filled]
         assert "b" not in {p.id for p in result.passages} and "a" in walked, (mode, walked)
@@ -951,7 +1031,7 @@ def test_a_passage_deleted_while_a_projection_is_built_never_seeds_a_walk_of_it(
     memory.index([PE(x, f"Ada Lovelace wrote note {x}.", ("Ada Lovelace", "wrote", f"note {x}"), "Ada Lovelace")
                   for x in "abcdef"])
     for mode in ("hipporag2", "entity-ppr") * 2:  # projections of both kinds; the second round reads the passages
-        memory.query("Ada Lovelace wrote notes", mode=mode, entities=["Ada Lovelace"], filter=False)
+        memory.query("Ada Lovelace wrote notes", mode=mode, entities=["Ada Lovelace"], recognition_filter=False)
     memory.index([PE("z", "Zebras live in Africa.", ("zebra", "lives in", "Africa"), "Africa")])
     written = projection.namespace_version(memory.driver, memory.database, memory.namespace)
     victims, build = ["b", "c"], projection._project
@@ -964,7 +1044,7 @@ def test_a_passage_deleted_while_a_projection_is_built_never_seeds_a_walk_of_it(
         return build(tx, driver, database, ns, kind, name)
 
     monkeypatch.setattr(projection, "_project", interleaved)
-    result = memory.query("Ada Lovelace wrote notes", mode="hipporag2", filter=False, fresh=True)
+    result = memory.query("Ada Lovelace wrote notes", mode="hipporag2", recognition_filter=False, fresh=True)
     walked = [p.id for p in result.passages if not p.filled]
     assert result.graph_version == written, "answered from the projection it built, not from a later one"
     assert walked and "b" not in walked and set(walked) <= set("acdefz"), walked

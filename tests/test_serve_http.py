@@ -6,6 +6,7 @@ round trips, body limits, faults without stack traces or secrets, and auth on a 
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import threading
 import time
@@ -14,7 +15,7 @@ import httpx
 import pytest
 import uvicorn
 
-from hippo_neo4j import HippoRAG
+from hippo_neo4j import HippoRAG, limits
 from hippo_neo4j.retrieve import MODES
 from hippo_neo4j.serve.http import ServeSettings, create_app, is_loopback
 from hippo_neo4j.serve.memories import Memories
@@ -64,7 +65,11 @@ def test_health_modes_and_openapi(api):
     schema = api.get("/openapi.json").json()
     assert {"/index", "/query", "/delete", "/stats", "/health"} <= set(schema["paths"])
     assert "cypher" in schema["components"]["schemas"]["QueryResponse"]["properties"]
-    assert api.get("/docs").status_code == 200
+    docs = api.get("/docs", follow_redirects=True)  # the document itself: no page that needs a CDN
+    assert docs.status_code == 200 and docs.json()["paths"] == schema["paths"]
+    query = schema["components"]["schemas"]["QueryRequest"]["properties"]
+    assert query["query"]["maxLength"] == limits.QUERY_CHARS and query["top_k"]["maximum"] == limits.TOP_K
+    assert query["entities"]["anyOf"][0]["maxItems"] == limits.ENTITIES and query["filter"].get("deprecated")
 
 
 @pytest.mark.parametrize("mode", MODES.names())
@@ -167,12 +172,10 @@ def test_bad_requests_get_a_4xx_with_one_line(api):
     assert r.status_code == 400 and "not valid JSON" in one_line(r)
     r = post(content=b'["x"]', headers={"content-type": "application/json"})
     assert r.status_code == 400 and "JSON object" in one_line(r)
-    r = post({"query": ""})
-    assert r.status_code == 422 and one_line(r).startswith("query:")
     r = post({"query": "x", "top_k": 0})
     assert r.status_code == 422 and one_line(r).startswith("top_k:")
     r = post({"query": "x", "top_k": 10_000})
-    assert r.status_code == 400 and "at most" in one_line(r)
+    assert r.status_code == 422 and one_line(r).startswith("top_k:") and str(limits.TOP_K) in one_line(r)
     r = api.post("/index", json={"passages": []})
     assert r.status_code == 422 and one_line(r).startswith("passages:")
     r = api.post("/delete", json={"ids": []})
@@ -181,6 +184,65 @@ def test_bad_requests_get_a_4xx_with_one_line(api):
     assert r.status_code == 404
     assert api.get("/nowhere").status_code == 404 and api.get("/query").status_code == 405
     assert api.get("/health").status_code == 200  # and the server is still there
+
+
+def test_hostile_requests_are_refused_before_any_work(api):
+    port = api.base_url.port
+    for host in ("evil.example", f"evil.example:{port}", f"127.0.0.1.evil.example:{port}", ""):  # DNS rebinding
+        r = api.get("/stats", headers={"Host": host})
+        assert r.status_code == 421 and "is not served here" in one_line(r), host
+        assert api.post("/delete", json={"ids": ["x"]}, headers={"Host": host}).status_code == 421
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "LOCALHOST"):
+        assert api.get("/stats", headers={"Host": host}).status_code == 200, host
+    r = api.post("/query", json={"query": "x", "entities": [f"e{i}" for i in range(10_000)]})
+    assert r.status_code == 422 and one_line(r).startswith("entities:") and str(limits.ENTITIES) in one_line(r)
+    r = api.post("/query", json={"query": "x", "entities": ["e" * (limits.ENTITY_CHARS + 1)]})
+    assert r.status_code == 422 and one_line(r).startswith("entities.0:")
+    r = api.post("/query", json={"query": "a " * 100_000})  # 200 KB, under this server's 256 KB body limit
+    assert r.status_code == 422 and one_line(r).startswith("query:") and f"{limits.QUERY_CHARS}" in one_line(r)
+    # CORS stays closed: a page of another origin gets no permission to read the answer
+    r = api.options("/query", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
+    assert "access-control-allow-origin" not in r.headers
+    r = api.get("/stats", headers={"Origin": "https://evil.example"})
+    assert r.status_code == 200 and "access-control-allow-origin" not in r.headers
+
+
+def test_one_rule_for_names_empty_queries_and_the_recognition_filter(api, corpus):
+    ns, docs = corpus
+    for bad in ("", "   ", "a\nb", "bell\x07", "n" * (limits.NAMESPACE_CHARS + 1)):
+        r = api.post("/query", json={"query": "x", "namespace": bad, "mode": "dense"})
+        assert r.status_code in (400, 422) and "namespace" in one_line(r), bad
+    assert api.post("/query", json={"query": "x", "namespace": ns, "mode": "dense"}).status_code == 200
+    for mode in ("entity-ppr", "dense", "hipporag1"):
+        r = api.post("/query", json={"query": "  ", "mode": mode})
+        assert r.status_code == 200 and r.json()["passages"] == [] and "empty" in r.json()["warning"], mode
+    r = api.post("/query", json={"query": "x", "filter": "user=u1"})
+    assert r.status_code == 422 and "recognition_filter" in one_line(r) and "filters" in one_line(r)
+    for body in ({"recognition_filter": False}, {"filter": False}):  # the old name still works, for one release
+        r = api.post("/query", json={"query": docs[0].text[:80], "mode": "hipporag2", **body})
+        assert r.status_code == 200 and r.json()["recognition_filter"] == "off" and "filter" not in r.json()
+
+
+def test_host_rule_off_loopback():
+    anywhere = ServeSettings(host="0.0.0.0")
+    assert anywhere.serves_host("evil.example") and anywhere.serves_host("10.0.0.5:8765")  # a key guards it
+    named = ServeSettings(host="0.0.0.0", allowed_hosts=["memory.example.org"])
+    assert named.serves_host("memory.example.org:8765") and named.serves_host("MEMORY.example.org")
+    assert not named.serves_host("evil.example") and not named.serves_host("127.0.0.1:8765")
+    assert ServeSettings(allowed_hosts=["box.local"]).serves_host("box.local:8765")
+    assert not ServeSettings().serves_host("box.local:8765") and ServeSettings().serves_host("[::1]:1")
+
+
+def test_a_port_in_use_fails_before_the_models_load(connection, corpus):
+    ns, _ = corpus
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = subprocess.run([*HIPPO, "serve", "--port", str(port)], env=hippo_env(connection, ns),
+                              capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and f"Cannot listen on 127.0.0.1:{port}" in done.stderr and "--port" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_oversized_bodies_get_413_declared_or_streamed(api):

@@ -11,6 +11,8 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
+from hippo_neo4j import limits
+
 from .serving import HIPPO, free_port, hippo_env, indexed_namespace, start, stop
 
 TOOLS = {"remember", "recall", "forget", "describe"}
@@ -74,6 +76,17 @@ async def _exercise(client: Client, ns: str, docs) -> None:
     missing = await client.call_tool("describe", {"namespace": "no-such-namespace"})
     assert missing.is_error and "no passages" in missing.content[0].text
     assert (await client.call_tool("recall", {"query": "x", "top_k": 0})).is_error
+    # the limits and rules of every surface (hippo_neo4j/limits.py), with the same messages
+    assert (await client.call_tool("recall", {"query": "x", "top_k": limits.TOP_K + 1})).is_error
+    widest = structured(await client.call_tool("recall", {"query": doc.text[:200], "mode": "dense", "top_k": limits.TOP_K}))
+    assert len(widest["passages"]) == min(limits.TOP_K, len(docs))
+    long = await client.call_tool("recall", {"query": "a " * limits.QUERY_CHARS})
+    assert long.is_error and f"the limit is {limits.QUERY_CHARS:,}" in long.content[0].text
+    for name in ("", "   ", "a\nb"):
+        unnamed = await client.call_tool("recall", {"query": "x", "namespace": name})
+        assert unnamed.is_error and "namespace" in unnamed.content[0].text, name
+    empty = structured(await client.call_tool("recall", {"query": "  "}))
+    assert empty["passages"] == [] and "empty" in empty["explanation"]["warning"]
 
 
 def test_stdio_list_and_call_every_tool(connection, corpus, tmp_path):

@@ -190,10 +190,10 @@ def test_graph_queries_leave_no_line_in_the_server_logs(memory_factory, server_s
                                   "triples": [["Charles Babbage", "designed", "engine"]]}}])
     modes = ("hipporag1", "hipporag2", "entity-ppr")
     for mode in modes:  # the projections are built (that may log)
-        memory.query("Who wrote notes?", mode=mode, entities=["Ada Lovelace"], filter=False)
+        memory.query("Who wrote notes?", mode=mode, entities=["Ada Lovelace"], recognition_filter=False)
     log = server.log_file(server_settings)
     start = log.stat().st_size
-    walked = [memory.query("Who wrote notes?", mode=mode, entities=["Ada Lovelace"], filter=False) for mode in modes]
+    walked = [memory.query("Who wrote notes?", mode=mode, entities=["Ada Lovelace"], recognition_filter=False) for mode in modes]
     assert all(r.passages and r.passages[0].id == "a" and not r.passages[0].filled for r in walked)
     data = log.read_bytes()
     written = data[start:] if len(data) >= start else data  # (rotated meanwhile: the new file)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..text import printable
 from .common import connection_options, connection_settings, emit, extractor_option, json_option, open_memory
 from .query import _result_text
 
@@ -15,12 +16,15 @@ if TYPE_CHECKING:
     from ..models import IndexReport
 
 
+SHOWN_SKIPPED = 10  # skipped items the text summary names; --json lists them all
+
+
 def _report_text(report: "IndexReport") -> str:
     r = report
     lines = [
         f"passages {r.passages}: indexed {r.indexed} (updated {r.updated}), unchanged {r.unchanged}, "
         f"skipped {r.skipped_empty} empty and {r.skipped_duplicate_id} duplicate ids"
-        + (f", rejected {len(r.rejected)} too long: {', '.join(r.rejected[:5])}" if getattr(r, "rejected", None) else ""),
+        + (f", rejected {len(r.rejected)} too long" if r.rejected else ""),
         f"triples {r.triples} kept, {r.malformed_triples} malformed and {r.self_loop_triples} self-loops skipped; "
         f"{r.no_triples} passages without triples (still found by dense and bm25)",
         f"phrases {r.new_phrases} new, synonym edges {r.synonym_edges} new",
@@ -29,9 +33,14 @@ def _report_text(report: "IndexReport") -> str:
     if r.extraction_failures:
         lines.append(
             f"extraction failed for {len(r.extraction_failures)} passages (not indexed; re-run to retry): "
-            + ", ".join(r.extraction_failures[:10])
+            + ", ".join(printable(i) for i in r.extraction_failures[:10])
             + (" ..." if len(r.extraction_failures) > 10 else "")
         )
+    if r.skipped:
+        lines.append(f"not indexed {len(r.skipped)} of {r.passages} items:")
+        lines += [f"  {printable(s.item)}: {printable(s.reason)}" for s in r.skipped[:SHOWN_SKIPPED]]
+        if len(r.skipped) > SHOWN_SKIPPED:
+            lines.append(f"  ... and {len(r.skipped) - SHOWN_SKIPPED} more")
     return "\n".join(lines)
 
 
@@ -71,6 +80,10 @@ def index_cmd(ctx: click.Context, corpus: str, extractor_kind: str, dry_run: boo
 
     Extractions are cached (model, prompt version, content hash): an interrupted run resumes where it
     stopped, and re-indexing costs no LLM call. Failed passages are listed at the end and retried next run.
+
+    Every item that is not indexed (not a passage object, invalid metadata, empty, too long, a repeated id) is
+    named with the reason; the rest is indexed, then the command exits with status 1 (2 when only extractions
+    failed).
     """
     from ..corpus import load_corpus
     from ..extract import make_extractor
@@ -84,15 +97,19 @@ def index_cmd(ctx: click.Context, corpus: str, extractor_kind: str, dry_run: boo
     with open_memory(ctx, extractor=extractor) as memory:
         report = memory.index(passages, progress=not as_json)
     extraction, lines = _extraction_summary(extractor)
-    emit(ctx, report.model_dump() | {"extraction": extraction}, _report_text(report) + "\n" + "\n".join(lines))
-    if report.extraction_failures:
-        ctx.exit(2)
+    emit(ctx, report.model_dump() | {"not_indexed": report.not_indexed, "extraction": extraction},
+         _report_text(report) + "\n" + "\n".join(lines))
+    if report.not_indexed:
+        click.secho(f"Error: {report.not_indexed} of {report.passages} items were not indexed (see above)", fg="red",
+                    err=True)
+        ctx.exit(1 if report.skipped else 2)
 
 
 def _dry_run(ctx: click.Context, passages: list[Any], kind: str) -> None:
     from ..extract.cache import ExtractionCache
+    from ..models import PassageIn
 
-    todo = [p for p in passages if p.extraction is None and p.text.strip()]
+    todo = [p for p in passages if isinstance(p, PassageIn) and p.extraction is None and p.text.strip()]
     if kind == "offline":
         data = {"extractor": "offline", "passages": len(todo), "calls": 0, "cost_usd": 0.0}
         emit(ctx, data, f"{len(todo)} passages would be extracted offline (spaCy): no LLM calls, no cost.")
@@ -182,7 +199,7 @@ def delete_cmd(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
     with open_memory(ctx) as memory:
         report = memory.delete(list(ids))
     text = f"deleted {report.deleted} of {report.requested}" + (
-        f"; not found: {', '.join(report.missing)}" if report.missing else ""
+        f"; not found: {', '.join(printable(i) for i in report.missing)}" if report.missing else ""
     )
     emit(ctx, report.model_dump(), text)
 

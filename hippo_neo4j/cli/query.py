@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..config import HippoConfig
-from ..errors import ConfigError
+from ..errors import ConfigError, UnknownNamespace
+from ..limits import TOP_K
+from ..text import printable
 from ..retrieve import MODES, default_mode
 from .common import connection_options, connection_settings, emit, extractor_option, json_option, open_memory
 
@@ -28,7 +30,7 @@ def _result_text(result: "RetrievalResult") -> str:
             f"in {link.passages} passages, seed weight {link.weight:.3f})"
         )
     if result.facts:
-        lines.append(f"facts (recognition filter: {result.filter or 'off'}):")
+        lines.append(f"facts (recognition filter: {result.recognition_filter or 'off'}):")
         lines += [
             f"  {'kept   ' if f.kept else 'dropped'} ({f.score:.3f}) {f.subject} | {f.predicate} | {f.object}"
             for f in result.facts
@@ -58,7 +60,7 @@ def _result_text(result: "RetrievalResult") -> str:
         lines.append("(no passages)" + (f" - {result.warning}" if result.warning else ""))
     elif result.warning:
         lines.append(f"warning: {result.warning}")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)  # an id or a title cannot break a line or ring a bell
 
 
 def placed_by(signals: dict[str, Any]) -> str:
@@ -80,7 +82,12 @@ def placed_by(signals: dict[str, Any]) -> str:
     return line + (f"; {100 * share:.0f} % of its walk mass from the question's phrases" if share is not None else "")
 
 
-FILTER = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*(?:(?P<op><=|>=|<|>|=)|\s(?P<in>in)\s)\s*(?P<value>.*)", re.S)
+# the operator is the whole run of operator characters after the key, so that `<>`, `==` or `=>` is refused as
+# an unknown operator instead of being read as `<` or `=` followed by a value that starts with `>` or `=`
+FILTER = re.compile(r"\s*(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*(?:(?P<op>[<>=!~]+)|\s(?P<in>in)\s)\s*(?P<value>.*)", re.S)
+FILTER_OPERATORS = ("=", "<", "<=", ">", ">=")
+FILTER_GRAMMAR = ("write key=value, key<value, key<=value, key>value, key>=value or 'key in a,b' (key: letters, "
+                  "digits and _; a value that starts with an operator character is quoted: key='\"<x>\"')")
 
 
 def filter_value(text: str) -> Any:
@@ -98,11 +105,15 @@ def parse_filters(given: tuple[str, ...]) -> dict[str, Any] | None:
     for text in given:
         match = FILTER.fullmatch(text)
         if match is None:
-            raise click.UsageError(f"--filter {text!r}: write key=value, key<value, key<=value, key>value, "
-                                   "key>=value or 'key in a,b' (key: letters, digits and _).")
+            raise click.UsageError(f"--filter {text!r}: {FILTER_GRAMMAR}.")
         key, value = match["key"], match["value"].strip()
         op = "in" if match["in"] else match["op"]
-        value = [filter_value(v.strip()) for v in value.split(",")] if op == "in" else filter_value(value)
+        if op not in FILTER_OPERATORS + ("in",):
+            raise click.UsageError(f"--filter {text!r}: unknown operator {op!r}; {FILTER_GRAMMAR}.")
+        items = [v.strip() for v in value.split(",")] if op == "in" else [value]
+        if not all(items):
+            raise click.UsageError(f"--filter {text!r}: a value is missing; {FILTER_GRAMMAR}.")
+        value = [filter_value(v) for v in items] if op == "in" else filter_value(value)
         conditions = filters.setdefault(key, {})
         if op in conditions:
             raise click.UsageError(f"--filter {text!r}: {key} {op} is given twice.")
@@ -148,7 +159,7 @@ def retrieval_options(max_k: int, top_k_help: str | None = None) -> Any:
 @click.command("query")
 @connection_options()
 @click.argument("text")
-@retrieval_options(1000)
+@retrieval_options(TOP_K)
 @click.option("--cypher", "as_cypher", is_flag=True,
               help="Print the read-only Cypher statement that draws the result in Neo4j Browser (with --json: "
               "the result and the statement).")
@@ -169,6 +180,12 @@ def query_cmd(
     emit(ctx, result.model_dump(), _result_text(result))
 
 
+def require_passages(memory: Any) -> None:
+    """An UnknownNamespace (exit 1) for a namespace that holds no passages, as hippo serve and hippo mcp refuse it."""
+    if not memory.store.has_passages():
+        raise UnknownNamespace(memory.namespace)
+
+
 def _retrieve(
     ctx: click.Context, text: str, mode: str, top_k: int, entities: str | None, extractor_kind: str,
     no_filter: bool = False, filters: tuple[str, ...] = (),
@@ -181,8 +198,9 @@ def _retrieve(
     links_entities = MODES[mode].retriever.needs_entities(MODES[mode].config(HippoConfig()))
     extractor = make_extractor(extractor_kind) if ents is None and links_entities else None
     with open_memory(ctx, extractor=extractor) as memory:
+        require_passages(memory)
         # fresh: a one-shot process has no background refresh to wait for, so it walks the current graph
-        return memory.query(text, mode=mode, top_k=top_k, entities=ents, filter=not no_filter, fresh=True,
+        return memory.query(text, mode=mode, top_k=top_k, entities=ents, recognition_filter=not no_filter, fresh=True,
                             filters=parsed)
 
 
@@ -243,8 +261,9 @@ def _ask_iterative(
     extractor = make_extractor(extractor_kind) if links_entities else None
     reader = Reader()
     with open_memory(ctx, extractor=extractor) as memory:
+        require_passages(memory)
         loop = IterativeRetrieval(memory, mode=mode, steps=steps, reader=reader)
-        result = loop.run(question, top_k=top_k, entities=ents, filter=not no_filter, filters=cli_filters(filters))
+        result = loop.run(question, top_k=top_k, entities=ents, recognition_filter=not no_filter, filters=cli_filters(filters))
     data: dict[str, Any] = {"question": question, "iterative": result.model_dump()}
     answer, source, reasoning = result.answer, "reasoning", " ".join(result.sentences)
     if answer is None and not result.partial:

@@ -38,16 +38,18 @@ def _memories(ctx: click.Context, extractor_kind: str) -> Any:
               show_default=True)
 @click.pass_context
 def serve_cmd(ctx: click.Context, host: str, port: int, extractor_kind: str, log_level: str) -> None:
-    """Serve the HTTP JSON API (index, query, delete, stats, health; OpenAPI page at /docs).
+    """Serve the HTTP JSON API (index, query, delete, stats, health; OpenAPI document at /openapi.json).
 
-    --namespace is the default of requests that name none; HIPPO_API_MAX_BODY caps request bodies (bytes).
+    --namespace is the default of requests that name none; HIPPO_API_MAX_BODY caps request bodies (bytes);
+    HIPPO_API_ALLOWED_HOSTS names the Host headers served besides loopback's, HIPPO_API_CORS_ORIGINS the web
+    origins whose pages may call it.
     """
     require("fastapi", "uvicorn")
     from ..serve.http import ServeSettings, serve
 
     settings = ServeSettings.from_env(host=host, port=port)
-    settings.check()  # before connecting: a refused bind fails at once
-    click.echo(f"hippo-neo4j API on http://{host}:{port} (OpenAPI: /docs)", err=True)
+    settings.check()  # before connecting: a refused bind fails at once (and serve() checks the port)
+    click.echo(f"hippo-neo4j API on http://{host}:{port} (OpenAPI: /openapi.json)", err=True)
     serve(settings, lambda: _memories(ctx, extractor_kind), log_level=log_level)
 
 
@@ -66,12 +68,13 @@ def mcp_cmd(ctx: click.Context, transport: str, host: str, port: int, extractor_
     --namespace is the default of tool calls that name none.
     """
     require("mcp", "uvicorn")
-    from ..serve.http import ServeSettings
+    from ..serve.http import ServeSettings, check_port
     from ..serve.mcp import run
 
     settings = ServeSettings.from_env(host=host, port=port)
     if transport == "http":
         settings.check()
+        check_port(host, port)  # before the models load
     memories = _memories(ctx, extractor_kind)
     memories.warm()
     key = settings.api_key.get_secret_value() if settings.api_key is not None else None

@@ -354,7 +354,8 @@ def evaluate(
             entry["answers"] = list(q.answers)
         for variant in modes:
             ents = entities.get(q.id, []) if entities is not None and linking[variant] else None
-            result = memory.query(q.question, mode=variant, top_k=depth, entities=ents, filter=use_filter)
+            result = memory.query(q.question, mode=variant, top_k=depth, entities=ents,
+                                  recognition_filter=use_filter)
             retrieved = [[p.id, p.score] for p in result.passages]
             entry[variant] = {
                 "entities": list(result.entities),
@@ -371,7 +372,8 @@ def evaluate(
         for mode, loop in loops.items():
             variant = mode + IRCOT_SUFFIX
             ents = entities.get(q.id, []) if entities is not None and linking[mode] else None
-            it = loop.run(q.question, top_k=depth, entities=ents, filter=use_filter, keep_retrievals=False)
+            it = loop.run(q.question, top_k=depth, entities=ents, recognition_filter=use_filter,
+                          keep_retrievals=False)
             chain = {
                 "stopped": it.stopped,
                 "error": it.error,

@@ -20,14 +20,14 @@ from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from pydantic import BaseModel, Field
 
 from ..config import HippoConfig
 from ..db import cypher
 from ..metadata import facets, stored
-from ..models import IndexReport, PassageIn
+from ..models import IndexReport, PassageIn, SkippedItem, item_name
 from ..text import fold_phrase, normalize_phrase, scrub
 from . import binding
 from .facts import FactRows, FactStore, add_fact
@@ -249,32 +249,60 @@ class Indexer:
         self.held: PhraseVectors | None = None  # the namespace's phrase vectors during a bulk run (synonyms.py)
         self.holding = 0  # passages of the run, until its first write decides whether to hold them
 
-    def accept(self, items: list[PassageIn], config: HippoConfig, report: IndexReport) -> list[PassageIn]:
-        """The passages to index: empty ones, over-long ones and repeated ids are counted and left out."""
-        unique: dict[str, PassageIn] = {}
+    def accept(
+        self, items: Sequence[PassageIn | SkippedItem], config: HippoConfig, report: IndexReport
+    ) -> list[PassageIn]:
+        """The passages to index. Each other item is named in ``report.skipped`` with the reason (by its id, or
+        ``#<position>`` in ``items`` when it has none), and left out: an item refused already (a
+        :class:`SkippedItem`: not a passage object, invalid fields), an empty passage (``skipped_empty``), an
+        over-long text or id (``rejected``), an id met earlier in ``items`` (``skipped_duplicate_id``)."""
+        unique: dict[str, tuple[int, PassageIn]] = {}
         limit = config.max_passage_chars
-        for item in items:
+        for position, item in enumerate(items):
+            if isinstance(item, SkippedItem):
+                report.skipped.append(item)
+                continue
+            name = item_name(item.id, position)
             if not item.text.strip():
                 report.skipped_empty += 1
+                report.skipped.append(SkippedItem(item=name, reason="the text is empty (or only whitespace)"))
             elif len(item.full_text) > limit or len(item.passage_id) > MAX_KEY_CHARS:
                 report.rejected.append(item.passage_id[:100])
+                long_text = len(item.full_text) > limit
                 log.warning(
                     "passage %r not indexed: %s",
                     item.passage_id[:100],
                     f"{len(item.full_text):,} characters, the limit is {limit:,} (HIPPO_MAX_PASSAGE_CHARS); "
                     "split long documents into paragraph-sized passages"
-                    if len(item.full_text) > limit
+                    if long_text
                     else f"its id has {len(item.passage_id):,} characters, the limit is {MAX_KEY_CHARS:,}",
                 )
+                reason = (
+                    f"{'title and text have' if item.title else 'text has'} {len(item.full_text):,} characters; the "
+                    f"limit is {limit:,} (HIPPO_MAX_PASSAGE_CHARS): split it into paragraph-sized passages"
+                    if long_text
+                    else f"id has {len(item.passage_id):,} characters; the limit is {MAX_KEY_CHARS:,}"
+                )
+                report.skipped.append(SkippedItem(item=name, reason=reason))
             elif item.passage_id in unique:
                 report.skipped_duplicate_id += 1
-                if unique[item.passage_id].hash != item.hash:
+                first, kept = unique[item.passage_id]
+                if not item.id:  # its id is derived from its content
+                    reason = f"the same title and text as item #{first} (kept once)"
+                elif kept.hash == item.hash:
+                    reason = f"the same id and content as item #{first} (kept once)"
+                else:
+                    reason = f"the id of item #{first}, whose content is kept instead"
                     log.warning("passage id %r appears twice with different text; the first is kept", item.passage_id)
+                report.skipped.append(SkippedItem(item=name, reason=reason))
             else:
-                unique[item.passage_id] = item
-        return list(unique.values())
+                unique[item.passage_id] = (position, item)
+        return [item for _, item in unique.values()]
 
-    def index(self, items: list[PassageIn], config: HippoConfig, extract: Extract, *, progress: bool = False) -> IndexReport:
+    def index(
+        self, items: Sequence[PassageIn | SkippedItem], config: HippoConfig, extract: Extract, *, progress: bool = False
+    ) -> IndexReport:
+        """Index ``items`` (:meth:`accept` names those left out in ``report.skipped``)."""
         report = IndexReport(passages=len(items))
         todo = self.accept(items, config, report)
         size = max(1, config.batch_size)

@@ -8,7 +8,7 @@ overrides; adding one is a module here and a line below.
 
 from __future__ import annotations
 
-from .base import Preset, Query, Registry, RetrievalContext, Retriever
+from .base import Preset, Query, Registry, RetrievalContext, Retriever, deprecated_filter
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
 from .entity_ppr import EntityPPRRetriever
@@ -47,5 +47,5 @@ EVAL_DEFAULT: tuple[str, ...] = tuple(m for m in MODES if m != "hybrid")
 
 __all__ = [
     "BM25Retriever", "DenseRetriever", "EVAL_DEFAULT", "EntityPPRRetriever", "HippoRAG1Retriever", "HippoRAG2Retriever", "HybridRetriever",
-    "MODES", "Preset", "default_mode", "Query", "Registry", "RetrievalContext", "Retriever",
+    "MODES", "Preset", "default_mode", "deprecated_filter", "Query", "Registry", "RetrievalContext", "Retriever",
 ]

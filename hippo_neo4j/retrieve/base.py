@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -73,6 +74,17 @@ class Scope:
 
 
 UNRESTRICTED: dict[str, Any] = {"only": None, "matching": None}  # the walks' $only and $matching without a filter
+
+
+def deprecated_filter(filter: bool | None, recognition_filter: bool) -> bool:
+    """``recognition_filter``, or the value of its deprecated name ``filter`` when that is given (with a
+    DeprecationWarning): ``filter`` sat beside ``filters`` (metadata) and meant something else."""
+    if filter is None:
+        return recognition_filter
+    warnings.warn("filter= is deprecated (it will be removed in the next release): use recognition_filter= for "
+                  "hipporag2's LLM recognition filter; metadata conditions go in filters=.", DeprecationWarning,
+                  stacklevel=3)
+    return bool(filter)
 
 
 class Query(BaseModel):
@@ -191,6 +203,9 @@ class Retriever(ABC):
         if query.filters is not None and query.scope is None:
             update["scope"] = Scope.of(self.store, query.filters, texts=self.reads_passages)
         query = query.model_copy(update=update)
+        if not text.strip() and not entities:  # every mode alike: nothing to look for
+            return RetrievalResult(query=text, mode=self.name, elapsed_ms=(time.perf_counter() - began) * 1000,
+                                   warning="the query is empty: nothing to retrieve")
         with one_query():  # a graph version the linking statement read serves the walks (graph/store.py)
             result = self.get_search_results(query, config)
         if len(result.passages) < query.top_k:

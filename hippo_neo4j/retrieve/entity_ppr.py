@@ -275,7 +275,7 @@ class EntityPPRRetriever(Retriever):
     links_entities = True
 
     def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
-        text, top_k = query.text, query.top_k
+        text = query.text
         result = RetrievalResult(query=text, mode=self.name)
         vector = self.encoder.encode_queries([text])[0] if text.strip() else None
         if vector is None or not np.isfinite(vector).all():

@@ -85,7 +85,7 @@ class HippoRAG2Retriever(Retriever):
             reason = "no query entity links to a phrase in this namespace"
         else:
             result.facts, complete = self.facts(vector, cfg, query.scope) if vector is not None else ([], True)
-            result.filter = recognise(self.context.fact_filter() if query.use_filter else None, text, result.facts)
+            result.recognition_filter = recognise(self.context.fact_filter() if query.use_filter else None, text, result.facts)
             seeds = self.fact_seeds(result.facts, cfg)
             if not complete:
                 result.warning = (

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 from ..errors import ConfigError, LLMError
 from ..models import RetrievalResult, RetrievedPassage
 from . import MODES, default_mode
+from .base import deprecated_filter
 
 if TYPE_CHECKING:
     from ..memory import HippoRAG
@@ -171,9 +172,10 @@ class IterativeRetrieval:
         top_k: int = 5,
         *,
         entities: Sequence[str] | None = None,
-        filter: bool = True,
+        recognition_filter: bool = True,
         keep_retrievals: bool = True,
         filters: Any = None,
+        filter: bool | None = None,
     ) -> IterativeResult:
         """Retrieve, reason a sentence, retrieve with it, ... (see the module). ``top_k`` passages per step
         and in the result; ``entities`` replaces query NER at step 0 only (later queries are the model's
@@ -185,6 +187,7 @@ class IterativeRetrieval:
             raise ConfigError("The question must be a non-empty string.")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ConfigError(f"top_k must be a positive integer, not {top_k!r}.")
+        recognition_filter = deprecated_filter(filter, recognition_filter)
         reader = self.reader if self.steps else None
         began = time.perf_counter()
         pool = _Pool()
@@ -194,7 +197,8 @@ class IterativeRetrieval:
         def retrieve(step: IterativeStep, query: str, ents: Sequence[str] | None) -> None:
             nonlocal fell_back
             t0 = time.perf_counter()
-            result = self.memory.query(query, mode=self.mode, top_k=top_k, entities=ents, filter=filter, filters=filters)
+            result = self.memory.query(query, mode=self.mode, top_k=top_k, entities=ents, recognition_filter=recognition_filter,
+                                       filters=filters)
             step.retrieval_ms = (time.perf_counter() - t0) * 1000
             step.query = query
             step.retrieved = [p.id for p in result.passages]

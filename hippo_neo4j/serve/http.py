@@ -1,14 +1,17 @@
 """``hippo serve``: the library as an HTTP JSON API (FastAPI + uvicorn), its models and projections kept warm.
 
     POST /index   {"namespace"?, "passages": [{"id"?, "title"?, "text", "extraction"?, "metadata"?}, ...]}
-    POST /query   {"query", "namespace"?, "mode"?, "top_k"?, "entities"?, "filter"?, "fresh"?, "filters"?}  -> the
-                  result, its explanation and the Cypher statement that draws it in Neo4j Browser
+    POST /query   {"query", "namespace"?, "mode"?, "top_k"?, "entities"?, "recognition_filter"?, "fresh"?,
+                   "filters"?}  -> the result, its explanation and the Cypher statement that draws it in Neo4j Browser
     POST /delete  {"namespace"?, "ids": [...]}
-    GET  /stats?namespace=...     GET /modes     GET /health     GET /docs (OpenAPI)
+    GET  /stats?namespace=...     GET /modes     GET /health     GET /openapi.json (also at /docs)
 
 It binds to 127.0.0.1 unless told otherwise; any other address needs ``HIPPO_API_KEY`` (sent as
 ``Authorization: Bearer <key>`` or ``X-API-Key``), and the server refuses to start without one. A key that is
-set is required on loopback too. Errors are ``{"error": "<one line>"}``: 4xx for the request's faults, 5xx for
+set is required on loopback too. On loopback it answers only requests whose ``Host`` is a loopback name (a web
+page that rebinds its own name to 127.0.0.1 gets 421), elsewhere only the names in ``HIPPO_API_ALLOWED_HOSTS``
+when set; browsers' cross-origin calls only from ``HIPPO_API_CORS_ORIGINS``. The limits of
+:mod:`hippo_neo4j.limits` hold. Errors are ``{"error": "<one line>"}``: 4xx for the request's faults, 5xx for
 the server's, never a stack trace.
 """
 
@@ -18,22 +21,28 @@ import hmac
 import ipaddress
 import logging
 import os
+import socket
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Annotated, Any, AsyncIterator, Awaitable, Callable
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import AfterValidator, BaseModel, Field, SecretStr, WithJsonSchema, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from ..config import env_number
-from ..errors import ConfigError, HippoError, ServerError
+from ..errors import ConfigError, HippoError, ServerError, UnknownNamespace
+from ..limits import (BODY_BYTES, ENTITIES, ENTITY_CHARS, IDS_PER_REQUEST, NAMESPACE_CHARS, NAMESPACE_PATTERN,
+                      PASSAGES_PER_REQUEST, QUERY_CHARS, TOP_K, check_namespace)
+from ..metadata import FILTERS_SCHEMA
 from ..models import DeleteReport, IndexReport, PassageIn, RetrievalResult
-from .memories import Memories, UnknownNamespace
+from ..retrieve import MODES
+from .memories import Memories
 
 log = logging.getLogger(__name__)
 
@@ -58,15 +67,21 @@ class ServeSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     api_key: SecretStr | None = Field(None, description="HIPPO_API_KEY: required for any non-loopback bind")
-    max_body_bytes: int = Field(4 * 2**20, ge=1, description="HIPPO_API_MAX_BODY: larger request bodies get 413")
-    max_top_k: int = 200
+    max_body_bytes: int = Field(BODY_BYTES, ge=1, description="HIPPO_API_MAX_BODY: larger request bodies get 413")
+    allowed_hosts: list[str] = Field(default_factory=list, description="HIPPO_API_ALLOWED_HOSTS (comma-separated): "
+                                     "the Host names served besides loopback's; off loopback, none: any")
+    cors_origins: list[str] = Field(default_factory=list, description="HIPPO_API_CORS_ORIGINS (comma-separated): "
+                                    "the web origins whose pages may call the API; none: no cross-origin call")
 
     @classmethod
     def from_env(cls, **overrides: Any) -> "ServeSettings":
         key = os.environ.get("HIPPO_API_KEY") or None
+        names = lambda var: [x.strip() for x in os.environ.get(var, "").split(",") if x.strip()]  # noqa: E731
         values: dict[str, Any] = {
             "api_key": SecretStr(key) if key else None,
-            "max_body_bytes": env_number("HIPPO_API_MAX_BODY", 4 * 2**20),
+            "max_body_bytes": env_number("HIPPO_API_MAX_BODY", BODY_BYTES),
+            "allowed_hosts": names("HIPPO_API_ALLOWED_HOSTS"),
+            "cors_origins": names("HIPPO_API_CORS_ORIGINS"),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
@@ -82,13 +97,62 @@ class ServeSettings(BaseModel):
                 "'Authorization: Bearer <key>' or 'X-API-Key'), or bind to 127.0.0.1."
             )
 
+    def serves_host(self, header: str) -> bool:
+        """Whether a request with this ``Host`` header is for this server: on a loopback bind, a loopback name
+        (or one of ``allowed_hosts``); elsewhere one of ``allowed_hosts``, or any when none are set (a key is
+        required there)."""
+        name = host_name(header)
+        if name in {host_name(h) for h in self.allowed_hosts}:
+            return True
+        if is_loopback(self.host):
+            return bool(name) and is_loopback(name)
+        return not self.allowed_hosts
+
+
+def host_name(header: str) -> str:
+    """The name of a ``Host`` header, lower-case, without its port (``[::1]:8765`` -> ``::1``)."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].split("]", 1)[0]
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+def check_port(host: str, port: int) -> None:
+    """A ConfigError naming the fix when ``host:port`` cannot be bound (in use, or not an address here): checked
+    before the models load."""
+    address = host.strip("[]")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((address, port))
+        except OSError as exc:
+            raise ConfigError(f"Cannot listen on {host}:{port} ({exc.strerror or exc}): another process holds the "
+                              "port (choose another with --port) or the address is not this machine's.") from None
+
 
 # ---------------------------------------------------------------------------------------------- the schema
 
 
+def _namespace(name: str) -> str:
+    try:
+        return check_namespace(name)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+
+
+# a namespace's name as every surface checks it (hippo_neo4j/limits.py), its rule in the schema too
+Namespace = Annotated[str, AfterValidator(_namespace), WithJsonSchema(
+    {"type": "string", "minLength": 1, "maxLength": NAMESPACE_CHARS, "pattern": NAMESPACE_PATTERN})]
+
+
+def namespace_field() -> Any:
+    return Field(None, description="default: the server's namespace")
+
+
 class IndexRequest(BaseModel):
-    namespace: str | None = Field(None, description="default: the server's namespace")
-    passages: list[PassageIn] = Field(min_length=1, max_length=10_000)
+    namespace: Namespace | None = namespace_field()
+    passages: list[PassageIn] = Field(min_length=1, max_length=PASSAGES_PER_REQUEST)
 
 
 class IndexResponse(IndexReport):
@@ -96,19 +160,34 @@ class IndexResponse(IndexReport):
 
 
 class QueryRequest(BaseModel):
-    query: str = Field(min_length=1, max_length=10_000)
-    namespace: str | None = Field(None, description="default: the server's namespace")
-    mode: str | None = Field(None, description="a name of GET /modes; default entity-ppr")
-    top_k: int = Field(10, ge=1)
-    entities: list[str] | None = Field(None, description="query entities, instead of extracting them")
-    filter: bool = Field(True, description="hipporag2: the LLM recognition filter (when an LLM is configured)")
+    query: str = Field(max_length=QUERY_CHARS, description="an empty query finds nothing (the result's warning says so)")
+    namespace: Namespace | None = namespace_field()
+    mode: Annotated[str, WithJsonSchema({"type": "string", "enum": MODES.names()})] | None = Field(
+        None, description="a name of GET /modes; default entity-ppr")
+    top_k: int = Field(10, ge=1, le=TOP_K)
+    entities: list[Annotated[str, Field(max_length=ENTITY_CHARS)]] | None = Field(
+        None, max_length=ENTITIES, description="query entities, instead of extracting them")
+    recognition_filter: bool = Field(True, description="hipporag2: the LLM recognition filter (when an LLM is "
+                                                       "configured)")
+    filter: Annotated[Any, WithJsonSchema({"type": "boolean"})] = Field(
+        None, deprecated=True, description="the deprecated name of recognition_filter (removed in the next release)")
     fresh: bool = Field(False, description="graph modes: walk the current graph, waiting for its projection after "
                                            "a write (else the newest projection, which the result's writes_behind "
                                            "says is behind)")
-    filters: dict[str, Any] | None = Field(None, description="metadata conditions every passage must pass, e.g. "
+    filters: Annotated[dict[str, Any], WithJsonSchema(FILTERS_SCHEMA)] | None = Field(None, description="metadata conditions every passage must pass, e.g. "
                                            '{"user": "u1", "created_at": {">=": "2026-01-01"}, "tag": {"in": ["a", '
                                            '"b"]}} (operators = in < <= > >=); an unknown operator or a value that '
                                            "is not a scalar is a 400 naming the field")
+
+
+    @model_validator(mode="after")
+    def _deprecated_filter(self) -> "QueryRequest":
+        if self.filter is not None:
+            if not isinstance(self.filter, bool):
+                raise ValueError("filter is the deprecated name of recognition_filter, a boolean (hipporag2's LLM "
+                                 "recognition filter); metadata conditions go in filters, e.g. {\"user\": \"u1\"}")
+            self.recognition_filter = self.filter
+        return self
 
 
 class QueryResponse(RetrievalResult):
@@ -117,8 +196,8 @@ class QueryResponse(RetrievalResult):
 
 
 class DeleteRequest(BaseModel):
-    namespace: str | None = None
-    ids: list[str] = Field(min_length=1, max_length=100_000)
+    namespace: Namespace | None = namespace_field()
+    ids: list[str] = Field(min_length=1, max_length=IDS_PER_REQUEST)
 
 
 class DeleteResponse(DeleteReport):
@@ -200,7 +279,7 @@ def _validation_line(exc: RequestValidationError) -> tuple[int, str]:
     if first.get("type") == "model_attributes_type" and not loc:
         return 400, "request body must be a JSON object"
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return 422, f"{'.'.join(loc) or 'body'}: {first.get('msg', 'invalid')}{more}"
+    return 422, f"{'.'.join(loc) or 'body'}: {first.get('msg', 'invalid').removeprefix('Value error, ')}{more}"
 
 
 def _install_errors(app: FastAPI) -> None:
@@ -231,6 +310,26 @@ def _install_errors(app: FastAPI) -> None:
     @app.exception_handler(SessionExpired)
     async def lost(request: Request, exc: Exception) -> JSONResponse:
         return _error(503, f"the Neo4j server is unreachable ({type(exc).__name__}); try again once it is back")
+
+
+class KnownHosts:
+    """ASGI middleware: a request whose ``Host`` header this server does not serve (:meth:`ServeSettings.serves_host`)
+    gets 421 before anything else runs: a web page that rebinds its own name to 127.0.0.1 reaches nothing."""
+
+    def __init__(self, app: Any, settings: ServeSettings) -> None:
+        self.app = app
+        self.settings = settings
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            header = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+            if not self.settings.serves_host(header):
+                served = "a loopback name (127.0.0.1, localhost, [::1])" if is_loopback(self.settings.host) else \
+                    "one of HIPPO_API_ALLOWED_HOSTS"
+                await _error(421, f"Host {header[:100]!r} is not served here: send {served}, or add the name to "
+                             "HIPPO_API_ALLOWED_HOSTS")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class Faults:
@@ -285,8 +384,6 @@ def _auth(settings: ServeSettings) -> Callable[..., None]:
 
 def create_app(memories: Memories, settings: ServeSettings | None = None, *, close: bool = False) -> FastAPI:
     """The API over ``memories`` (closed with the app when ``close``)."""
-    from ..retrieve import MODES
-
     settings = settings or ServeSettings.from_env()
 
     @asynccontextmanager
@@ -296,15 +393,20 @@ def create_app(memories: Memories, settings: ServeSettings | None = None, *, clo
             memories.close()
 
     app = FastAPI(
-        title="hippo-neo4j", version=__version__, lifespan=lifespan,
+        title="hippo-neo4j", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
         description="HippoRAG long-term memory on Neo4j + GDS: index passages, query them with any mode and see "
         "why each passage was retrieved.",
         responses={400: {"model": ErrorBody}, 401: {"model": ErrorBody}, 404: {"model": ErrorBody},
-                   413: {"model": ErrorBody}, 422: {"model": ErrorBody}, 500: {"model": ErrorBody}},
+                   413: {"model": ErrorBody}, 421: {"model": ErrorBody}, 422: {"model": ErrorBody},
+                   500: {"model": ErrorBody}, 503: {"model": ErrorBody}},
     )
     _install_errors(app)
     app.add_middleware(Faults)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    if settings.cors_origins:  # closed unless configured: a page from another origin cannot read the answers
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "X-API-Key", "Content-Type"])
+    app.add_middleware(KnownHosts, settings=settings)  # the outermost: before the body is read
     authorised = [Depends(_auth(settings))]
 
     # the memory endpoints are coroutines on the namespaces' AsyncHippoRAG clients: the library's blocking calls
@@ -314,6 +416,10 @@ def create_app(memories: Memories, settings: ServeSettings | None = None, *, clo
     @app.get("/health", response_model=Health, tags=["service"])
     def health() -> Health:
         return Health(status="ok", version=__version__)
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> RedirectResponse:  # the OpenAPI document itself: a UI page would load its assets from a CDN
+        return RedirectResponse("/openapi.json")
 
     @app.get("/modes", response_model=list[Mode], dependencies=authorised, tags=["service"])
     def modes() -> list[Mode]:
@@ -329,11 +435,9 @@ def create_app(memories: Memories, settings: ServeSettings | None = None, *, clo
     async def query(body: QueryRequest) -> QueryResponse:
         """The top-k passages, how they were found (entities, links, facts, seeds, PPR mass, contributors), and
         the Cypher statement that draws it."""
-        if body.top_k > settings.max_top_k:
-            raise ConfigError(f"top_k must be at most {settings.max_top_k}.")
         result, drawing = await memories.aquery(
             body.query, namespace=body.namespace, mode=body.mode, top_k=body.top_k, entities=body.entities,
-            filter=body.filter, fresh=body.fresh, filters=body.filters,
+            recognition_filter=body.recognition_filter, fresh=body.fresh, filters=body.filters,
         )
         return QueryResponse.model_construct(
             **dict(result), namespace=memories.namespace(body.namespace), cypher=drawing
@@ -346,7 +450,7 @@ def create_app(memories: Memories, settings: ServeSettings | None = None, *, clo
         return DeleteResponse(namespace=memories.namespace(body.namespace), **report.model_dump())
 
     @app.get("/stats", dependencies=authorised, tags=["memory"])
-    async def stats(namespace: str | None = Query(None, max_length=200)) -> dict[str, Any]:
+    async def stats(namespace: Namespace | None = Query(None)) -> dict[str, Any]:
         """Passages, phrases, facts and edges of the namespace."""
         return await memories.astats(namespace)
 
@@ -361,10 +465,11 @@ def serve(
     import uvicorn
 
     settings.check()
+    check_port(settings.host, settings.port)
     memories = memories_factory()
     memories.warm()
     app = create_app(memories, settings, close=True)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=log_level, server_header=False)
 
 
-__all__ = ["ServeSettings", "create_app", "is_loopback", "serve"]
+__all__ = ["ServeSettings", "check_port", "create_app", "host_name", "is_loopback", "serve"]

@@ -20,6 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from ..errors import HippoError
+from ..limits import IDS_PER_REQUEST, PASSAGES_PER_REQUEST, TOP_K
 from ..models import PassageIn
 from .memories import Memories
 
@@ -67,21 +68,23 @@ def build_server(memories: Memories) -> MCPServer:
 
     @server.tool(description="Store passages in long-term memory (idempotent per id). Each passage: text, optional "
                  "id, title and metadata (a map of strings, numbers, booleans, ISO dates and lists of strings, e.g. "
-                 "source, user, created_at, that recall can filter on). Returns what was indexed.")
-    async def remember(passages: list[PassageIn], namespace: str | None = None) -> dict[str, Any]:
+                 "source, user, created_at, that recall can filter on). Returns what was indexed, and in `skipped` "
+                 "each passage that was not (empty, too long, a repeated id) with the reason.")
+    async def remember(passages: Annotated[list[PassageIn], Field(max_length=PASSAGES_PER_REQUEST)],
+                       namespace: str | None = None) -> dict[str, Any]:
         try:
             report = await memories.aindex(passages, namespace)
         except HippoError as exc:
             raise _fail(exc) from None
         return {"namespace": memories.namespace(namespace),
                 **report.model_dump(include={"passages", "indexed", "unchanged", "updated", "metadata_updated", "rejected",
-                                             "skipped_empty", "new_phrases", "new_facts", "synonym_edges"})}
+                                             "skipped_empty", "skipped", "new_phrases", "new_facts", "synonym_edges"})}
 
     @server.tool(description=f"Retrieve the passages that answer a query, with why each was found and a Cypher "
                  f"statement that draws it in Neo4j Browser. mode: one of {modes} (default {default_mode()}). "
                  "filters: only passages whose metadata passes every condition, e.g. {\"user\": \"u1\", "
                  "\"created_at\": {\">=\": \"2026-01-01\"}, \"tag\": {\"in\": [\"a\", \"b\"]}} (operators = in < <= > >=).")
-    async def recall(query: str, mode: str | None = None, top_k: Annotated[int, Field(ge=1, le=50)] = 5,
+    async def recall(query: str, mode: str | None = None, top_k: Annotated[int, Field(ge=1, le=TOP_K)] = 5,
                namespace: str | None = None, filters: dict[str, Any] | None = None) -> Recall:
         try:
             result, drawing = await memories.aquery(query, namespace=namespace, mode=mode, top_k=top_k, filters=filters)
@@ -98,7 +101,7 @@ def build_server(memories: Memories) -> MCPServer:
         )
 
     @server.tool(description="Remove passages (by id) from memory, with exactly their contribution to the graph.")
-    async def forget(ids: list[str], namespace: str | None = None) -> dict[str, Any]:
+    async def forget(ids: Annotated[list[str], Field(max_length=IDS_PER_REQUEST)], namespace: str | None = None) -> dict[str, Any]:
         try:
             report = await memories.adelete(ids, namespace)
         except HippoError as exc:

@@ -20,10 +20,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..config import ConnectionSettings
-from ..errors import HippoError
+from ..errors import UnknownNamespace
 from ..extract import LockedExtractor, thread_safe
 from ..graph import projection
 from ..memory import offload
+from ..limits import check_namespace, check_query
+from ..metadata import Filters
 from ..text import scrub
 
 if TYPE_CHECKING:
@@ -31,10 +33,6 @@ if TYPE_CHECKING:
     from ..models import DeleteReport, IndexReport, PassageIn, RetrievalResult
 
 log = logging.getLogger(__name__)
-
-
-class UnknownNamespace(HippoError):
-    """A read of a namespace that holds no passages."""
 
 
 class Memories:
@@ -52,7 +50,7 @@ class Memories:
         from ..encode import shared_encoder
 
         self.connection = connection or ConnectionSettings.from_env()
-        self.default_namespace = scrub(namespace or self.connection.namespace or "default")
+        self.default_namespace = check_namespace(scrub(namespace or self.connection.namespace or "default"))
         self.driver = connect(self.connection)
         self.encoder = encoder or shared_encoder()
         self._extractor_spec = extractor
@@ -104,7 +102,9 @@ class Memories:
             return self._extractor
 
     def namespace(self, name: str | None) -> str:
-        return scrub(name) if name else self.default_namespace
+        """The namespace a request names (checked as every surface checks it), or the server's when it names
+        none."""
+        return check_namespace(scrub(name)) if name is not None else self.default_namespace
 
     def memory(self, namespace: str | None = None, *, must_exist: bool = True) -> "HippoRAG":
         """The namespace's open memory; with ``must_exist``, an :class:`UnknownNamespace` for one holding no
@@ -122,7 +122,7 @@ class Memories:
                 candidate = HippoRAG(self.connection, namespace=ns, driver=self.driver, encoder=self.encoder,
                                      extractor=extractor)
                 if must_exist and not candidate.store.has_passages():
-                    raise UnknownNamespace(f"namespace {ns!r} has no passages (index into it first)")
+                    raise UnknownNamespace(ns)
                 found = self._memories[ns] = candidate
             return found
 
@@ -156,20 +156,20 @@ class Memories:
 
     def query(
         self, text: str, *, namespace: str | None = None, mode: str | None = None, top_k: int = 10,
-        entities: Sequence[str] | None = None, filter: bool = True, fresh: bool = False,
+        entities: Sequence[str] | None = None, recognition_filter: bool = True, fresh: bool = False,
         filters: dict[str, Any] | None = None,
     ) -> tuple["RetrievalResult", str]:
         """The result and its drawing statement (:func:`~hippo_neo4j.drawing.drawing_cypher`)."""
         from ..drawing import drawing_cypher
         from ..retrieve import MODES
 
-        from ..metadata import Filters
-
         if mode is not None:
             MODES[mode]  # an unknown mode fails before the namespace is opened
-        parsed = Filters.parse(filters)  # and so does a filter that is not one
+        check_query(text, top_k, entities)  # and so do the limits
+        parsed = Filters.parse(filters)  # and a filter that is not one
         memory = self.memory(namespace)
-        result = memory.query(text, mode=mode, top_k=top_k, entities=entities, filter=filter, fresh=fresh, filters=parsed)
+        result = memory.query(text, mode=mode, top_k=top_k, entities=entities, recognition_filter=recognition_filter,
+                              fresh=fresh, filters=parsed)
         return result, drawing_cypher(result, memory.namespace)
 
     def stats(self, namespace: str | None = None) -> dict[str, Any]:
