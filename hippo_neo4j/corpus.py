@@ -13,8 +13,9 @@ from .models import Extraction, PassageIn, read_passage
 log = logging.getLogger(__name__)
 
 
-def load_openie(path: str | Path) -> list[PassageIn]:
-    """Passages with their extraction from a HippoRAG OpenIE file."""
+def load_openie(path: str | Path) -> list[PassageIn | Any]:
+    """Passages with their extraction from a HippoRAG OpenIE file; a doc that is not an object is kept as it is,
+    in its place, for :meth:`HippoRAG.index <hippo_neo4j.memory.HippoRAG.index>` to name (as :func:`load_corpus`)."""
     try:
         data = json.loads(_read_utf8(path))
     except (OSError, ValueError) as exc:
@@ -25,6 +26,7 @@ def load_openie(path: str | Path) -> list[PassageIn]:
     passages = []
     for doc in docs:
         if not isinstance(doc, dict):
+            passages.append(doc)
             continue
         title, body = doc.get("title") or "", doc.get("text")
         if body is None:  # older files only carry "passage" = title + "\n" + text

@@ -80,7 +80,7 @@ def test_errors_are_the_sync_clients_and_a_write_lock_is_shared(on_musique10):
         async with AsyncHippoRAG(memory=memory) as hippo:
             with pytest.raises(ConfigError, match="Unknown mode 'nope'"):
                 await hippo.query("anything", mode="nope")
-            with pytest.raises(ConfigError, match="top_k must be at least 1"):
+            with pytest.raises(ConfigError, match="top_k must be an integer from 1 to 200"):
                 await hippo.query("anything", top_k=0)
             assert (await hippo.stats())["passages"] == memory.stats()["passages"]
             assert [link.phrase for link in await hippo.link_entities(["Beatles"])] == \

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hippo_neo4j import HippoConfig
+from hippo_neo4j import HippoConfig, limits
 from hippo_neo4j import evaluation as ev
 from hippo_neo4j.evaluation.reference import ReferenceGraph
 from hippo_neo4j.extract.offline import OfflineExtractor
@@ -533,7 +533,7 @@ def test_the_question_is_read_by_its_words_whatever_its_casing(memory_factory):
     "what is the meaning of all this?",  # no name the namespace knows
     "Wer hat das Ballett Aschenbrödel vollendet und wo wurde der Komponist geboren?",  # another language
     "Aschenbrödel",  # one word
-    "ballet " * 1500 + "Aschenbrödel",  # 10,000 characters and more
+    ("ballet " * 1500)[: limits.QUERY_CHARS - len(" Aschenbrödel")] + " Aschenbrödel",  # the longest query allowed
 ])
 def test_a_question_with_no_name_another_language_one_word_or_thousands_of_words_still_ranks(memory_factory, question):
     """Whatever the question, entity-ppr answers it: top_k passages, scores that never rise, and when no phrase of

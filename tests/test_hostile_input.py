@@ -5,6 +5,7 @@ tests/test_serve_mcp.py."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import Counter
 import warnings
@@ -26,7 +27,7 @@ from .conftest import NoExtractor
 from .serving import free_port, hippo_env, indexed_namespace, start, stop, wait_healthy
 
 KEY = "fuzz-key-0123456789abcdef"
-EXAMPLES = 200  # per operation: six operations, 1,000 requests and more a run
+EXAMPLES = 250  # per operation: six operations (/health has one request to make), over 1,000 requests a run
 
 
 @pytest.fixture(scope="module")
@@ -157,4 +158,22 @@ def test_the_cli_enforces_the_same_limits_and_escapes_what_it_prints(connection,
             out = runner.invoke(cli, ["delete", "gone\nid\x00", "--namespace", odd], env=env)
             assert out.exit_code == 0 and "gone\\nid\\x00" in out.output and "\x00" not in out.output
         finally:
+            memory.drop_namespace()
+
+
+def test_import_openie_names_a_doc_that_is_no_object_and_exits_1(connection, driver, tmp_path):
+    ns = f"openie-{uuid.uuid4().hex[:6]}"
+    path = tmp_path / "openie_bad.json"
+    good = {"idx": 0, "title": "Qorvath", "passage": "Qorvath\nZyxwvut quarry lies in Qorvath.",
+            "extracted_entities": ["Zyxwvut quarry", "Qorvath"],
+            "extracted_triples": [["Zyxwvut quarry", "lies in", "Qorvath"]]}
+    path.write_text(json.dumps({"docs": [good, 42, ["x"]]}), encoding="utf-8")
+    out = CliRunner().invoke(cli, ["import-openie", str(path), "--namespace", ns], env=hippo_env(connection, ns))
+    try:
+        assert out.exit_code == 1 and "#1: not a passage object: int 42" in out.output
+        assert "#2: not a passage object: a list (1 item)" in out.output and "2 of 3 items were not indexed" in out.output
+        with HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor()) as memory:
+            assert memory.stats()["passages"] == 1
+    finally:
+        with HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor()) as memory:
             memory.drop_namespace()

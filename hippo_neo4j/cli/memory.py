@@ -99,6 +99,11 @@ def index_cmd(ctx: click.Context, corpus: str, extractor_kind: str, dry_run: boo
     extraction, lines = _extraction_summary(extractor)
     emit(ctx, report.model_dump() | {"not_indexed": report.not_indexed, "extraction": extraction},
          _report_text(report) + "\n" + "\n".join(lines))
+    _exit_if_not_indexed(ctx, report)
+
+
+def _exit_if_not_indexed(ctx: click.Context, report: "IndexReport") -> None:
+    """After the summary: exit 1 when an item was left out (2 when only extractions failed, retried next run)."""
     if report.not_indexed:
         click.secho(f"Error: {report.not_indexed} of {report.passages} items were not indexed (see above)", fg="red",
                     err=True)
@@ -133,10 +138,12 @@ def _dry_run(ctx: click.Context, passages: list[Any], kind: str) -> None:
 @json_option
 @click.pass_context
 def import_openie_cmd(ctx: click.Context, file: str, as_json: bool) -> None:
-    """Index a corpus with the extraction from a HippoRAG OpenIE file (openie_*.json)."""
+    """Index a corpus with the extraction from a HippoRAG OpenIE file (openie_*.json); as index, every doc left out
+    is named with the reason, and the command then exits 1."""
     with open_memory(ctx) as memory:
         report = memory.import_openie(file, progress=not as_json)
-    emit(ctx, report.model_dump(), _report_text(report))
+    emit(ctx, report.model_dump() | {"not_indexed": report.not_indexed}, _report_text(report))
+    _exit_if_not_indexed(ctx, report)
 
 
 @click.command("stats")

@@ -101,7 +101,7 @@ def load_dataset(path: str | Path, *, use_openie: bool = True) -> Dataset:
 
     openie = find_openie(root) if use_openie else None
     if openie is not None:
-        extraction = {p.hash: p.extraction for p in load_openie(openie)}
+        extraction = {p.hash: p.extraction for p in load_openie(openie) if isinstance(p, PassageIn)}
         passages = [p.model_copy(update={"extraction": extraction.get(p.hash)}) for p in passages]
         missing = sum(p.extraction is None for p in passages)
         if missing:
