@@ -263,7 +263,7 @@ def test_recognition_filter_through_the_openai_client(memory_factory, llm_env, m
         assert [f.kept for f in result.facts] == [f.triple in (keep_a, keep_b) for f in candidates]
         kept_phrases = {keep_a[0], keep_a[2], keep_b[0], keep_b[2]}
         assert {s.node for s in result.phrase_seeds} <= kept_phrases and result.phrase_seeds
-        # --no-filter (recognition_filter=False) asks nothing
+        # --no-recognition-filter (recognition_filter=False) asks nothing
         memory.query(question, mode="hipporag2", recognition_filter=False)
         assert len(fake.requests) == 1
         port = fake.port

@@ -145,6 +145,12 @@ def test_the_cli_enforces_the_same_limits_and_escapes_what_it_prints(connection,
         assert out.exit_code == 1 and "namespace" in out.output and "Traceback" not in out.output, name
     out = runner.invoke(cli, ["query", "  ", "--mode", "dense"], env=env)
     assert out.exit_code == 0 and "the query is empty" in out.output
+    # --no-recognition-filter, and its deprecated name beside --filter, still read with a warning
+    question = docs[0].text[:80]
+    for flag, warned in (("--no-recognition-filter", False), ("--no-filter", True)):
+        out = runner.invoke(cli, ["query", question, "--mode", "hipporag2", "--json", flag], env=env)
+        assert out.exit_code == 0 and json.loads(out.stdout)["recognition_filter"] == "off"
+        assert ("--no-filter is deprecated" in out.stderr) == warned
     # an id and a title with a newline and a bell: printed escaped, on their line
     odd = f"odd-{uuid.uuid4().hex[:6]}"
     with HippoRAG(connection, namespace=odd, driver=driver, extractor=NoExtractor()) as memory:

@@ -94,6 +94,30 @@ def open_memory(ctx: click.Context, **kwargs: Any) -> "HippoRAG":
     return HippoRAG(connection_settings(ctx), **kwargs)
 
 
+def no_recognition_filter_option(text: str) -> Any:
+    """``--no-recognition-filter`` (the ``no_filter`` argument), and its deprecated name ``--no-filter``, which sat
+    beside ``--filter`` (metadata) and meant something else: still read, with a warning, until the next release."""
+
+    def old(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+        if not value:
+            return
+        click.secho("Warning: --no-filter is deprecated (removed in the next release): use --no-recognition-filter "
+                    "(--filter is for metadata).", fg="yellow", err=True)
+        if "no_filter" in ctx.params:
+            ctx.params["no_filter"] = True
+        else:
+            ctx.meta["hippo.no_filter"] = True
+
+    def new(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+        return value or ctx.meta.pop("hippo.no_filter", False)
+
+    def decorate(f: Any) -> Any:
+        f = click.option("--no-filter", "old_no_filter", is_flag=True, hidden=True, expose_value=False, callback=old)(f)
+        return click.option("--no-recognition-filter", "no_filter", is_flag=True, callback=new, help=text)(f)
+
+    return decorate
+
+
 def extractor_option(f: Any) -> Any:
     return click.option(
         "--extractor",

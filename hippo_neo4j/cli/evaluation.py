@@ -11,7 +11,7 @@ import click
 
 from ..errors import ConfigError
 from ..retrieve import EVAL_DEFAULT, MODES
-from .common import connection_options, connection_settings, emit
+from .common import connection_options, connection_settings, emit, no_recognition_filter_option
 
 NEEDS_LLM = (
     "{flag} needs an LLM endpoint: set OPENAI_BASE_URL (e.g. http://127.0.0.1:8080/v1 for a local llama.cpp, "
@@ -51,7 +51,7 @@ def _write_json(path: str, data: Any) -> None:
               help="PPR convergence tolerance (query time) [default 1e-8]; smaller for comparing servers' walks.")
 @click.option("--sweep", is_flag=True, help="Also run hipporag1 over τ ∈ {0.8, 0.85, 0.9} × damping ∈ {0.3, 0.5, 0.7}.")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Evaluate only the first N questions.")
-@click.option("--no-filter", is_flag=True, help="hipporag2 without the LLM recognition filter (off anyway with no LLM).")
+@no_recognition_filter_option("hipporag2 without the LLM recognition filter (off anyway with no LLM).")
 @click.option("--reindex", is_flag=True, help="Drop and rebuild the evaluation namespace(s) even if they match.")
 @click.option("--no-openie", is_flag=True, help="Ignore the dataset's openie_*.json; run the extractor instead.")
 @click.option("--variant", type=click.Choice(["as-written", "lower"]), default="as-written", show_default=True,

@@ -14,7 +14,8 @@ from ..errors import ConfigError, UnknownNamespace
 from ..limits import TOP_K
 from ..text import printable
 from ..retrieve import MODES, default_mode
-from .common import connection_options, connection_settings, emit, extractor_option, json_option, open_memory
+from .common import (connection_options, connection_settings, emit, extractor_option, json_option,
+                     no_recognition_filter_option, open_memory)
 
 if TYPE_CHECKING:
     from ..models import RetrievalResult
@@ -140,7 +141,7 @@ def retrieval_options(max_k: int, top_k_help: str | None = None) -> Any:
                          help="[default: entity-ppr] entity-ppr: query entities "
                          "+ passages like the query, no LLM needed; hipporag2: facts + passage nodes; hybrid: "
                          "hipporag1 fused with dense."),
-            click.option("--no-filter", is_flag=True, help="hipporag2: skip the LLM recognition filter."),
+            no_recognition_filter_option("hipporag2: skip the LLM recognition filter."),
             click.option("--top-k", type=click.IntRange(1, max_k), default=5, show_default=True, help=top_k_help),
             click.option("--entities", help="Query entities separated by '|' (instead of extracting them)."),
             click.option("--filter", "filters", multiple=True, metavar="CONDITION",
