@@ -28,6 +28,7 @@ import re
 from typing import Any, Sequence
 
 from .errors import ConfigError
+from .text import CONTROL
 
 QUERY_CHARS = 10_000
 ENTITIES = 64
@@ -39,9 +40,9 @@ PASSAGES_PER_REQUEST = 10_000
 IDS_PER_REQUEST = 100_000
 BODY_BYTES = 4 * 2**20
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(f"[{CONTROL}]")
 # check_namespace's rule as a regular expression, for schemas (the HTTP API's OpenAPI document)
-NAMESPACE_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
+NAMESPACE_PATTERN = f"^[^{CONTROL}]*[^\\s{CONTROL}][^{CONTROL}]*$"
 
 
 def has_control(text: str) -> bool:

@@ -77,7 +77,8 @@ def lucene_terms(text: str | None) -> tuple[str, ...]:
     return tuple(terms)
 
 
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+CONTROL = r"\x00-\x1f\x7f-\x9f"  # the control characters (C0, DEL, C1), as a regular expression's class
+_UNPRINTABLE = re.compile(f"[{CONTROL}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
