@@ -5,7 +5,7 @@ and ``hippo mcp``), each error naming the limit and its value.
 limit                     value      why
 ========================  =========  ==========================================================================
 query characters          10,000     linking reads every run of the question's words; 10,000 characters is a
-                                     page, and costs about a second of server time in the graph modes
+                                     page (bench/limits.py measures a request at every limit at once)
 entities per query        64         each is encoded and linked (a vector search)
 entity characters         500        a name, not a passage
 top_k                     200        passages returned, each with its text and explanation
