@@ -7,7 +7,7 @@ HIPPO := $(VENV)/bin/hippo
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: install install-test demo test test-compat test-under-load bench neo4j-start neo4j-stop clean
+.PHONY: install install-test demo test typecheck test-compat test-under-load bench neo4j-start neo4j-stop clean
 
 # `make demo` installs the default dependencies only; `make test` adds the test extra (sentence-transformers
 # with torch, for the second encoder backend, and the test tools).
@@ -61,7 +61,11 @@ define run-pytest
 	  if [ $$rc -eq 5 ]; then echo "make $@: pytest collected no tests (exit 5)" >&2; fi; exit $$rc
 endef
 
-test: install-test
+# The package's types first (mypy, pyproject.toml's [tool.mypy]), then the suite.
+typecheck: install-test
+	$(PY) -m mypy
+
+test: install-test typecheck
 	$(call run-pytest,$(PYTEST))
 
 # The compatibility tier: the server-facing tests that tell whether a line works (capabilities, hippo doctor, every

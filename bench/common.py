@@ -27,7 +27,6 @@ from hippo_neo4j.corpus import load_openie  # noqa: E402
 from hippo_neo4j.evaluation import load_dataset, percentile  # noqa: E402
 from hippo_neo4j.evaluation.reference import InProcess  # noqa: E402
 from hippo_neo4j.extract import make_extractor  # noqa: E402
-from hippo_neo4j.graph import projection  # noqa: E402
 from hippo_neo4j.models import Extraction, IndexReport, PassageIn  # noqa: E402
 from hippo_neo4j.retrieve.base import PassageSeeding  # noqa: E402
 from hippo_neo4j.retrieve.entity_ppr import (  # noqa: E402
@@ -181,8 +180,7 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         seeds = retriever.fact_seeds(steps("facts", lambda: memory.link_facts(vector)), cfg)
         if not seeds:
             continue
-        graph = steps("projection_check", lambda: projection.ensure(
-            memory.driver, memory.database, memory.namespace, "passage"))
+        graph = steps("projection_check", lambda: memory.server.projections.ensure(memory.namespace, "passage"))
         given = None
         if cfg.passage_seed_top_n:  # seeds from the top-N dense passages: one more round trip
             given = steps("dense_top_n", lambda: retriever.passage_seed_rows(q.text, vector, cfg))
@@ -216,8 +214,7 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         seeds = {link.phrase: link.weight for link in memory.link_entities(names) if link.weight > 0}
         if not seeds:
             continue
-        graph = steps("projection_check", lambda: projection.ensure(
-            memory.driver, memory.database, memory.namespace, "phrase"))
+        graph = steps("projection_check", lambda: memory.server.projections.ensure(memory.namespace, "phrase"))
         params = ppr_parameters(cfg, seeds, top_k) | {"graph": graph.name, "graphVersion": graph.version}
         steps("pagerank", lambda: memory.store.run("bench_ppr_only", **params))  # the walk alone
         steps("ppr_passages", lambda: memory.store.run("ppr_passages", **params))
@@ -237,8 +234,7 @@ def profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], *, top_k: int
     for q in queries:
         vector = steps("encode", lambda: memory.encoder.encode_queries([q.text])[0])
         linked = steps("linking", lambda: memory.link_entities(list(q.entities or ())))
-        graph = steps("projection_check", lambda: projection.ensure(
-            memory.driver, memory.database, memory.namespace, "mentions"))
+        graph = steps("projection_check", lambda: memory.server.projections.ensure(memory.namespace, "mentions"))
         seeding = PassageSeeding(memory.retrieval.passage_vectors(), vector, z_score_seeds)
         sources = steps("passage_seeds", lambda: seeding(graph))
         seeds = entity_seeds(linked, cfg.entity_share)
@@ -316,7 +312,7 @@ def after_write_ms(memory: HippoRAG, passages: Sequence[PassageIn], queries: Seq
             samples[mode]["write"].append(write)
         for mode in GRAPH_MODES:
             samples[mode]["next"].append(timed(lambda: ask(mode, q)))
-        projection.wait_for_refreshes(memory.driver)
+        memory.server.projections.wait_for_refreshes()
         memory.delete([p.passage_id])
         for mode in GRAPH_MODES:
             samples[mode]["fresh"].append(timed(lambda: ask(mode, q, fresh=True)))

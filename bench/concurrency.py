@@ -19,7 +19,7 @@ from hippo_neo4j import HippoConfig, HippoRAG
 from hippo_neo4j.config import ConnectionSettings
 from hippo_neo4j.db import connect
 from hippo_neo4j.evaluation import percentile
-from hippo_neo4j.graph import projection
+from hippo_neo4j.graph.server import Server
 
 MODES = ("hipporag1", "dense", "hipporag2", "bm25", "entity-ppr")
 
@@ -68,11 +68,11 @@ def run(connection: ConnectionSettings | None = None, *, seconds: float = 60, ev
     report = {"namespace": ns} | run_load(memory, musique_docs(), stats, workload, preload=preload,
                                           clients=clients, count_every=10, done=enough,
                                           deadline_s=seconds if events is None else deadline, warm=warm)
-    projection.wait_for_refreshes(driver, timeout=deadline)
+    Server.of(driver, connection.database).projections.wait_for_refreshes(timeout=deadline)
     # graph queries walk the newest complete projection: how many writes it had not seen, and the projections
     # left once the refreshes are done (one per kind: the older ones are dropped)
     report["writes_behind"] = {"median": percentile(stats.behind, 50), "max": max(stats.behind, default=0)}
-    report["projections_left"] = sorted(projection._existing(driver, connection.database, ns))
+    report["projections_left"] = sorted(Server.of(driver, connection.database).projections.existing(ns))
     memory().drop_namespace()
     driver.close()
     return report

@@ -14,7 +14,7 @@ from common import Steps, namespace_questions
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.db import cypher
-from hippo_neo4j.graph import projection
+from hippo_neo4j.graph.server import Server
 from hippo_neo4j.retrieve import entity_ppr
 from hippo_neo4j.retrieve.entity_ppr import entity_ppr_parameters, entity_seeds, z_score_seeds
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
@@ -29,7 +29,7 @@ def main() -> None:
         "bench_ppr_only", "entity_ppr_passages", "ppr2_passages"))
     with HippoRAG(namespace=args.namespace, extractor=extractor) as memory:
         ns, db, driver = memory.namespace, memory.database, memory.driver
-        phrase, mentions, passages = (projection.ensure(driver, db, ns, kind)
+        phrase, mentions, passages = (Server.of(driver, db).projections.ensure(ns, kind)
                                       for kind in ("phrase", "mentions", "passage"))
         hipporag2 = memory.retriever("hipporag2")
         runs: dict[str, list[tuple[str, dict]]] = defaultdict(list)  # statement and parameters, per question

@@ -25,6 +25,7 @@ from hippo_neo4j.config import ConnectionSettings
 from hippo_neo4j.db import connect
 from hippo_neo4j.encode.base import Encoder
 from hippo_neo4j.graph import projection
+from hippo_neo4j.graph.server import Server
 from hippo_neo4j.models import Extraction, IndexReport, PassageIn
 from hippo_neo4j.text import normalize_phrase
 
@@ -235,10 +236,10 @@ def measure_projections(memory: HippoRAG, builds: int) -> dict[str, Any]:
     d, db, ns = memory.driver, memory.database, memory.namespace
     out: dict[str, Any] = {}
     for kind in projection.KINDS:
-        estimate = projection.check_memory(d, db, ns, kind)
+        estimate = Server.of(d, db).projections.check_memory(ns, kind)
         graphs: list[Any] = []
-        out[kind] = built(builds, lambda: graphs.append(projection.ensure(d, db, ns, kind)),
-                          lambda b: b and projection.drop(d, db, ns, kind=kind))
+        out[kind] = built(builds, lambda: graphs.append(Server.of(d, db).projections.ensure(ns, kind)),
+                          lambda b: b and Server.of(d, db).projections.drop(ns, kind=kind))
         if not all(g.created for g in graphs):
             raise RuntimeError(f"projection {graphs[-1].name} was not built afresh")
         out[kind] |= {**catalogue_size(memory, graphs[-1].name), "estimate_min_mb": estimate["bytes_min"] / 2**20,

@@ -24,7 +24,6 @@ from hippo_neo4j.corpus import load_corpus
 from hippo_neo4j.db import connect
 from hippo_neo4j.evaluation import load_dataset
 from hippo_neo4j.extract import make_extractor
-from hippo_neo4j.graph import projection
 from hippo_neo4j.graph.indexing import PhraseNormaliser
 from hippo_neo4j.models import IndexReport, PassageIn
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters
@@ -45,7 +44,7 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
                  if link.weight > 0}
         if not seeds:
             continue
-        graph = steps("projection_check", lambda: projection.ensure(memory.driver, memory.database, memory.namespace))
+        graph = steps("projection_check", lambda: memory.server.projections.ensure(memory.namespace))
         params = ppr_parameters(memory.config, seeds, top_k) | {"graph": graph.name, "graphVersion": graph.version}
         steps("ppr", lambda: memory.store.run("bench_ppr_only", **params))
         steps("ppr_and_aggregate", lambda: memory.store.run("ppr_passages", **params))
@@ -166,7 +165,7 @@ def run(connection: ConnectionSettings, datasets: Path, *, queries: int = 100, o
             result["profile_ms"][name] = profile_hipporag1(memory, qs)
             result["graph"][name] = memory.stats()
             for label, kind in ((name, "phrase"), (f"{name} with passages", "passage")):
-                graph = projection.ensure(memory.driver, memory.database, memory.namespace, kind)
+                graph = memory.server.projections.ensure(memory.namespace, kind)
                 result["projections"][label] = catalogue_size(memory, graph.name)
         result["server_rss_mb"] = server_rss_mb(connection)
         sizes_mb = [p["size_mb"] for p in result["projections"].values() if p["size_mb"] is not None]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from typing import Callable, Literal, TypeVar
+from typing import Callable, Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field, SecretStr
 
@@ -28,6 +28,16 @@ def _xdg(name: str, fallback: str) -> Path:
     return _env_path(name, Path.home() / fallback)
 
 
+def default_cache_path() -> Path:
+    """``$HIPPO_EXTRACTION_CACHE``, else ``$XDG_CACHE_HOME/hippo-neo4j/extractions.sqlite`` (~/.cache/...)."""
+    explicit = os.environ.get("HIPPO_EXTRACTION_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME")
+    root = Path(base).expanduser() if base else Path.home() / ".cache"
+    return root / "hippo-neo4j" / "extractions.sqlite"
+
+
 def _env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
     if value is None or value == "":
@@ -40,7 +50,7 @@ def _env_bool(name: str, default: bool) -> bool:
     raise ConfigError(f"{name}={value!r} is not a boolean; use true or false.")
 
 
-def env_number(name: str, default: Number, cast: Callable[[str], Number] = int) -> Number:  # type: ignore[assignment]
+def env_number(name: str, default: Number, cast: Callable[[str], Number] = int) -> Number:
     """A number from the environment (``cast``: int or float), or ``default`` when unset."""
     value = os.environ.get(name)
     if not value:
@@ -157,11 +167,11 @@ class ConnectionSettings(BaseModel):
         password = overrides.pop("password", None) or os.environ.get("HIPPO_NEO4J_PASSWORD")
         values.update({k: v for k, v in overrides.items() if v is not None})
         if password:
-            values["password"] = SecretStr(password)
+            values["password"] = SecretStr(cast(str, password))
         elif values["uri"] == server.uri and server.auth:
             # The local server this project manages: its generated password.
             values["password"] = server.password()
-        return cls(**values)  # type: ignore[arg-type]
+        return cls.model_validate(values)
 
     @property
     def auth(self) -> tuple[str, str] | None:
@@ -185,11 +195,10 @@ class HippoConfig(BaseModel):
     )
     ppr_max_iterations: int = 50  # damping 0.5 halves the error each step: 0.5**50 is far below tolerance
     # GDS stops when no score moves by more than this (hipporag2 scales it by its seed total: the same
-    # relative precision). `python bench/ppr_tolerance.py` on musique: 1e-8 instead of 1e-9 leaves recall of
-    # hipporag1 and hipporag2 unchanged (2 of 100 hipporag2 rankings swap near-ties) and saves ~6 ms a query.
+    # relative precision); docs/design.md says why 1e-8 and `hippo eval --ppr-tolerance` measures another.
     ppr_tolerance: float = 1e-8
-    # One thread: on phrase graphs of this size (10^4-10^5 nodes) GDS's parallel PPR spent more on
-    # coordination than it saved in ad-hoc timings on a 2-core machine. Raise it for graphs of millions of nodes.
+    # One thread: on phrase graphs of 10^4-10^5 nodes GDS's parallel PPR spends more on coordination than it
+    # saves. Raise it for graphs of millions of nodes.
     ppr_concurrency: int = Field(1, ge=1, le=4)
     # Phrases whose PPR mass is at most this are left out of the passage sums: fewer MENTIONED_IN expansions
     # in the aggregation, and a passage score moves by at most 1e-7 per such mention.
@@ -198,8 +207,8 @@ class HippoConfig(BaseModel):
     # hipporag2 (HippoRAG 2's defaults)
     fact_top_k: int = Field(5, ge=1, le=100, description="facts retrieved for the query (before the filter)")
     # 3, not the paper's 5: the cut is taken after dividing by |P_i|, so a fifth seed is mostly a rare phrase of
-    # a weaker, often wrong fact, and the walk divides by |P_i| once more; with bge-small on musique_train (GPT-3.5
-    # OpenIE) 3 gives R@2 56.0 / R@5 73.7 against 51.5 / 72.2 (docs/results.md, hipporag2's top ranks)
+    # a weaker, often wrong fact, and the walk divides by |P_i| once more (docs/design.md, "hipporag2 keeps 3
+    # phrase seeds")
     link_top_phrases: int = Field(3, ge=1, description="phrase seeds kept: the largest")
     passage_node_weight: float = Field(0.05, ge=0, description="passage seed = this x min-max normalised dense score")
     passage_seed_top_n: int | None = Field(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from neo4j import Driver, GraphDatabase
 from neo4j.exceptions import AuthError, ClientError, ServiceUnavailable
@@ -28,7 +29,7 @@ def cypher_statements(name: str) -> list[str]:
     return [s.strip() for s in text.split(";") if s.strip()]
 
 
-def connect_driver(uri: str, auth: tuple[str, str] | None, **kwargs: object) -> Driver:
+def connect_driver(uri: str, auth: tuple[str, str] | None, **kwargs: Any) -> Driver:
     """A driver whose connectivity is verified, with errors that say what to do."""
     kwargs.setdefault("notifications_min_severity", "OFF")
     driver = GraphDatabase.driver(uri, auth=auth, **kwargs)
@@ -54,6 +55,7 @@ def connect_driver(uri: str, auth: tuple[str, str] | None, **kwargs: object) -> 
 
 
 def connect(settings: ConnectionSettings) -> Driver:
+    """A driver to ``settings``' server, whose Graph Data Science answers in ``settings.database``."""
     driver = connect_driver(settings.uri, settings.auth)
     try:
         driver.execute_query("RETURN gds.version() AS v", database_=settings.database)
@@ -69,7 +71,4 @@ def connect(settings: ConnectionSettings) -> Driver:
                 f"Database {settings.database!r} is not available on {settings.uri}: {exc.message}"
             ) from None
         raise
-    from . import capabilities
-
-    capabilities.of(driver, settings.database)  # probed once at connection, then cached for the driver
     return driver

@@ -1,7 +1,7 @@
 """``hippo doctor``: what the configured server is and can do, and the fix for every problem found.
 
 One report (a dict; the CLI prints it as one screen or as JSON): Neo4j's version and edition, GDS and its
-capabilities (``capabilities.py``), whether ``gds.*`` procedures may run, heap and page cache, the free heap
+capabilities (``graph/capabilities.py``), whether ``gds.*`` procedures may run, heap and page cache, the free heap
 against the largest namespace's projection estimate, the vector indexes (dimension, state), each namespace with
 its size and encoder, how the graph modes run on this server, and ``problems``: each with its fix.
 """
@@ -13,9 +13,8 @@ from typing import Any
 from neo4j import Driver
 from neo4j.exceptions import ClientError
 
-from . import capabilities
 from .db import cypher
-from .graph import projection
+from .graph.server import Server
 
 # The lines the test suite runs against (README, "Using an existing Neo4j"): Neo4j line -> the GDS it was tested with.
 TESTED = {"2026.01": "2.26", "5.26": "2.13"}
@@ -41,8 +40,8 @@ def _mib(value: int | None) -> str:
 
 def diagnose(driver: Driver, database: str = "neo4j") -> dict[str, Any]:
     """The doctor's report for ``driver``'s server and ``database``."""
-    capabilities.forget(driver)  # what the server can do now, not what it could when this driver first asked
-    caps = capabilities.of(driver, database)
+    server = Server.of(driver, database)
+    caps = server.probe_again()  # what the server can do now, not what it could when this driver first asked
     problems: list[dict[str, str]] = []
 
     def problem(what: str, fix: str, severity: str = "error") -> None:
@@ -75,7 +74,7 @@ def diagnose(driver: Driver, database: str = "neo4j") -> dict[str, Any]:
     if not caps.vector_procedures and not caps.search_clause:
         problem("No vector index search (db.index.vector.queryNodes or SEARCH): linking and dense retrieval fail.",
                 "Use Neo4j 5.26 or later.")
-    heap = projection.server_heap(driver, database) if caps.gds_allowed else {"available_heap": None, "max_heap": None}
+    heap = server.projections.server_heap() if caps.gds_allowed else {"available_heap": None, "max_heap": None}
 
     namespaces = []
     for rec in _records(driver, database, "MATCH (n:HippoNamespace) RETURN n.name AS name, n.encoder AS encoder, "
@@ -85,7 +84,7 @@ def diagnose(driver: Driver, database: str = "neo4j") -> dict[str, Any]:
     largest = max(namespaces, key=lambda n: n["passages"] + n["phrases"], default=None)
     estimate = None
     if largest is not None and caps.gds_allowed:
-        estimate = projection.estimate(driver, database, largest["name"], "passage") | {"namespace": largest["name"]}
+        estimate = server.projections.estimate(largest["name"], "passage") | {"namespace": largest["name"]}
         free = heap["available_heap"]
         if free is not None and estimate["bytes_min"] > free:
             problem(f"Projecting the largest namespace {largest['name']!r} needs at least {_mib(estimate['bytes_min'])} "

@@ -23,7 +23,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 from neo4j import Driver
@@ -31,20 +31,22 @@ from neo4j import Driver
 from .config import ConnectionSettings, HippoConfig
 from .corpus import load_openie
 from .db import connect
-from .encode import Encoder, shared_encoder
+from .encode import EncoderLike, shared_encoder
 from .extract import query_terms
+from .extract.base import Extractor
 from .errors import ConfigError
 from .limits import check_namespace, check_query
-from .graph import binding, projection
+from .graph import binding
 from .graph import namespace as namespaces
 from .graph.facts import FactStore
+from .graph.server import Server
 from .graph.indexing import Indexer
 from .graph.store import GraphStore
 from .graph.synonyms import SynonymLinker
 from .metadata import Filters
 from .models import DeleteReport, FactHit, IndexReport, LinkedEntity, PassageIn, RetrievalResult, read_passage
 from .retrieve import MODES, DenseRetriever, Query, RetrievalContext, Retriever, default_mode, deprecated_filter
-from .retrieve.linking import link_entities, link_facts
+from .retrieve.linking import RecognitionFilterLike, link_entities, link_facts
 from .text import scrub
 
 log = logging.getLogger(__name__)
@@ -58,22 +60,26 @@ class HippoRAG:
         connection: ConnectionSettings | None = None,
         *,
         namespace: str | None = None,
-        encoder: Encoder | None = None,
-        extractor: Any = None,
+        encoder: EncoderLike | None = None,
+        extractor: Extractor | None = None,
         config: HippoConfig | None = None,
         driver: Driver | None = None,
-        fact_filter: Any = "auto",
+        fact_filter: RecognitionFilterLike | Literal["auto"] | None = "auto",
     ) -> None:
         self.connection = connection or ConnectionSettings.from_env()
         self.namespace = check_namespace(scrub(namespace if namespace is not None else self.connection.namespace or ""))
         self.database = self.connection.database
         self.config = config or HippoConfig()
-        self.encoder = encoder or shared_encoder()
-        self._extractor = extractor
-        self._fact_filter = fact_filter
+        self.encoder: EncoderLike = encoder or shared_encoder()
+        self._extractor: Extractor | None = extractor
+        self._fact_filter: RecognitionFilterLike | Literal["auto"] | None = fact_filter
         self._owns_driver = driver is None
         self.driver = driver or connect(self.connection)
-        self.store = GraphStore(self.driver, self.database, self.namespace)
+        # the driver's and database's runtime, shared with every client of them: capabilities, statement forms,
+        # projections (probed here, so that a server that cannot serve says so at once)
+        self.server = Server.of(self.driver, self.database)
+        self.server.capabilities  # noqa: B018
+        self.store = GraphStore(self.server, self.namespace)
         self._use_encoder(self.encoder)
         self._bound = False
         self.ensure_schema()
@@ -82,7 +88,7 @@ class HippoRAG:
 
     def close(self) -> None:
         if self._owns_driver:
-            projection.wait_for_refreshes(self.driver)  # a projection under way is kept, not thrown away
+            self.server.close()  # a projection under way is kept, not thrown away; what was known goes
             self.driver.close()
 
     def __enter__(self) -> "HippoRAG":
@@ -92,7 +98,7 @@ class HippoRAG:
         self.close()
 
     @property
-    def extractor(self) -> Any:
+    def extractor(self) -> Extractor:
         if self._extractor is None:
             from .extract import make_extractor
 
@@ -100,7 +106,7 @@ class HippoRAG:
         return self._extractor
 
     @property
-    def fact_filter(self) -> Any:
+    def fact_filter(self) -> RecognitionFilterLike | None:
         """hipporag2's recognition filter: the LLM one when an LLM is configured ("auto"), else None."""
         if self._fact_filter == "auto":
             from .llm.settings import llm_configured
@@ -160,7 +166,7 @@ class HippoRAG:
         """False for a namespace indexed before Fact nodes existed (until :meth:`rebuild_facts`)."""
         return self.facts.complete()
 
-    def reembed(self, encoder: Encoder, *, progress: bool = False) -> dict[str, Any]:
+    def reembed(self, encoder: EncoderLike, *, progress: bool = False) -> dict[str, Any]:
         """Embed the namespace's passages, phrases and facts again with ``encoder``, link its synonyms again
         from the new vectors, and bind the namespace to it; this client uses ``encoder`` from then on."""
         linker = SynonymLinker(self.store, getattr(encoder, "synonym_threshold", 0.8))
@@ -168,7 +174,7 @@ class HippoRAG:
         self._use_encoder(encoder)
         return report
 
-    def _use_encoder(self, encoder: Encoder) -> None:
+    def _use_encoder(self, encoder: EncoderLike) -> None:
         self.encoder = encoder
         self.facts = FactStore(self.store, encoder)
         self.indexer = Indexer(self.store, encoder, self.facts)
@@ -190,7 +196,7 @@ class HippoRAG:
     def _written(self) -> None:
         """After a write: the projections this client walks are rebuilt in the background, so the next graph
         query need not wait (see :meth:`query`'s ``fresh``)."""
-        projection.refresh_soon(self.driver, self.database, self.namespace)
+        self.server.projections.refresh_soon(self.namespace)
 
     def drop_namespace(self) -> dict[str, int]:
         """Delete every node of this namespace, its projections and its indexes (made again if this client
@@ -260,8 +266,8 @@ class HippoRAG:
 def default_workers() -> int:
     """The threads an :class:`AsyncHippoRAG` (and ``hippo serve``) runs calls on: 2 per core. A query spends
     much of its time waiting for the server's walk, so two keep a core busy; more only queue for the GIL, and the
-    event loop's thread with them (on this project's 2-core machine 8 threads let a heartbeat in the loop wait up
-    to 51 ms, 4 threads 15 ms, for the same wall time: docs/serving.md). A burst queues here instead."""
+    event loop's thread with them: the loop's heartbeat waits longer, for the same wall time (docs/serving.md).
+    A burst queues here instead."""
     return 2 * (os.cpu_count() or 1)
 
 
@@ -344,7 +350,7 @@ class AsyncHippoRAG:
         """Load what a first query loads (the encoder's model, the query NER pipeline, the namespace's passage
         vectors and projection), then take everything loaded out of the garbage collector's full passes
         (``gc.freeze()``, for the process): a full pass over the few hundred thousand objects of spaCy and the
-        model otherwise stalls every thread, the event loop's too, for about 100 ms now and then."""
+        model otherwise stalls every thread, the event loop's too, now and then."""
         await self._call("query", "warm up")
         gc.freeze()
 
@@ -373,7 +379,7 @@ class AsyncHippoRAG:
     async def facts_complete(self) -> bool:
         return await self._call("facts_complete")
 
-    async def reembed(self, encoder: Encoder, *, progress: bool = False) -> dict[str, Any]:
+    async def reembed(self, encoder: EncoderLike, *, progress: bool = False) -> dict[str, Any]:
         return await self._call("reembed", encoder, progress=progress, write=True)
 
     async def delete(self, passage_ids: Sequence[str]) -> DeleteReport:

@@ -133,7 +133,7 @@ def read_passage(item: Any, position: int) -> PassageIn | SkippedItem:
 def _one_line(exc: Exception, limit: int = 300) -> str:
     if isinstance(exc, ValidationError):
         errors = exc.errors()
-        first = errors[0] if errors else {}
+        first: Any = errors[0] if errors else {}
         where = ".".join(str(x) for x in first.get("loc", ())) or "passage"
         text = f"invalid {where}: {first.get('msg', 'invalid')}"
         text += f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""

@@ -121,7 +121,6 @@ class Reader:
 
 # -- iterative retrieval: one reasoning sentence per step ----------------------------------------------------
 
-STEP_PROMPT_VERSION = "s1"
 # token budget of one reasoning step (one sentence is asked for; the rest of a longer answer is dropped)
 STEP_MAX_TOKENS = 160
 

@@ -60,7 +60,7 @@ MAX_LUCENE_TOKEN = 255  # StandardTokenizer's longest token; a longer word is cu
 
 
 # The terms of the texts a process scored last are kept: a filter's passages are scored again on each of its
-# queries, and the analysis costs about 0.26 ms a musique passage (500 of them: 132 ms, the machine loaded)
+# queries, and analysing a few hundred passages again would cost more than the query's own statements
 @lru_cache(maxsize=2048)
 def lucene_terms(text: str | None) -> tuple[str, ...]:
     """The terms Neo4j's default full-text analyzer (``standard-no-stop-words``: Lucene's StandardTokenizer, then

@@ -18,7 +18,7 @@ import pytest
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j import evaluation as ev
-from hippo_neo4j.graph import projection
+from hippo_neo4j.graph.server import Server
 from hippo_neo4j.models import content_hash
 from hippo_neo4j.runtime import server
 from hippo_neo4j.config import ConnectionSettings, ServerSettings, line_dir
@@ -127,9 +127,9 @@ def musique10(connection, driver):
     memory = HippoRAG(connection, namespace=f"t-musique10-{uuid.uuid4().hex[:6]}", driver=driver,
                       extractor=NoExtractor())
     ev.ensure_index(memory, small)
-    version = projection.namespace_version(driver, connection.database, memory.namespace)
+    version = Server.of(driver, connection.database).projections.namespace_version(memory.namespace)
     yield small, memory.namespace
-    written = projection.namespace_version(driver, connection.database, memory.namespace) != version
+    written = Server.of(driver, connection.database).projections.namespace_version(memory.namespace) != version
     memory.drop_namespace()
     assert not written, "a test wrote into the shared musique10 namespace"
 

@@ -1,4 +1,4 @@
-"""The support matrix: what the server can do is probed (capabilities.py), the statement forms follow from it,
+"""The support matrix: what the server can do is probed (graph/capabilities.py), the statement forms follow from it,
 and every line gives the same rankings. Runs against the suite's server of either line (HIPPO_NEO4J_LINE;
 `make test-compat` runs this file and the reference tests against Neo4j 5.26 + GDS 2.13)."""
 
@@ -13,12 +13,13 @@ import pytest
 from click.testing import CliRunner
 from neo4j.exceptions import ClientError
 
-from hippo_neo4j import HippoConfig, capabilities
+from hippo_neo4j import HippoConfig
 from hippo_neo4j.cli import cli
 from hippo_neo4j.config import NEO4J_LINES, ServerSettings
 from hippo_neo4j.errors import ServerError
 from hippo_neo4j.extract.offline import OfflineExtractor
 from hippo_neo4j.graph import projection, reset
+from hippo_neo4j.graph.server import Server
 from hippo_neo4j.runtime import server
 
 from .test_core import P
@@ -29,18 +30,18 @@ GRAPH_MODES = ("entity-ppr", "entity-ppr-first-hop", "entity-ppr-walk", "entity-
 
 def _assume(monkeypatch, driver, **changes):
     """This connection's capabilities with ``changes`` (what a server lacking them would have told the probe)."""
-    found = capabilities.of(driver)
-    monkeypatch.setitem(capabilities._cache, driver, dataclasses.replace(found, **changes))
+    server = Server.of(driver)
+    monkeypatch.setattr(server, "_capabilities", dataclasses.replace(server.capabilities, **changes))
 
 
 def test_the_probe_tells_what_the_server_does_and_is_asked_once_a_connection(driver, server_settings, memory_factory):
-    caps = capabilities.of(driver)
-    assert capabilities.of(driver) is caps  # cached for the connection
+    caps = Server.of(driver).capabilities
+    assert Server.of(driver).capabilities is caps  # probed once for the driver and database
     assert caps.neo4j_version == server.pinned_versions(server_settings.line)["neo4j"]
     assert caps.gds_version == server.pinned_versions(server_settings.line)["gds"] and caps.gds_allowed
     memory = memory_factory()
     memory.index([P("a", "Ann met Bob.", ("Ann", "met", "Bob"))])
-    graph = projection.ensure(driver, "neo4j", memory.namespace)
+    graph = Server.of(driver, "neo4j").projections.ensure(memory.namespace)
     weighted = ("MATCH (p:Phrase {ns: $ns}) WITH p LIMIT 1 "
                 "CALL gds.pageRank.stream($graph, {sourceNodes: [[p, 0.5]]}) YIELD nodeId RETURN count(*) AS n")
     try:
@@ -50,7 +51,7 @@ def test_the_probe_tells_what_the_server_does_and_is_asked_once_a_connection(dri
         assert "sourceNodes" in str(exc)
         runs = False
     assert caps.weighted_sources is runs
-    heap = projection.server_heap(driver, "neo4j")
+    heap = Server.of(driver, "neo4j").projections.server_heap()
     assert caps.sys_info and 0 < heap["available_heap"] <= heap["max_heap"]
     assert caps.vector_procedures
 
@@ -60,7 +61,7 @@ def test_sums_of_unweighted_walks_rank_and_score_as_the_weighted_walk(driver, on
     (cypher/weighted_reset.cypher, over projections with the passages' feeders) give the weighted walk's top 10
     and scores to 1e-6. Where the server itself
     takes no weighted sourceNodes the reference tests compare its walks with the in-process reference instead."""
-    if not capabilities.of(driver).weighted_sources:
+    if not Server.of(driver).capabilities.weighted_sources:
         pytest.skip("this server takes no weighted sourceNodes: test_*_equals_the_inprocess_reference cover it")
     small, _ = musique10
     memory = on_musique10(config=HippoConfig(ppr_tolerance=1e-10))  # both converged, not truncated alike
@@ -97,10 +98,10 @@ def test_without_sysinfo_the_memory_check_is_skipped_with_one_notice(driver, mem
     memory = memory_factory()
     memory.index([P("a", "Ann met Bob.", ("Ann", "met", "Bob"))])
     _assume(monkeypatch, driver, sys_info=False, problems={"sys_info": "NoSuchMethodError"})
-    monkeypatch.setattr(capabilities, "_noticed", type(capabilities._noticed)())
-    with caplog.at_level(logging.WARNING, logger="hippo_neo4j.capabilities"):
-        first = projection.check_memory(driver, "neo4j", memory.namespace, available=None)
-        projection.check_memory(driver, "neo4j", memory.namespace)
+    monkeypatch.setattr(Server.of(driver), "_noticed", set())
+    with caplog.at_level(logging.WARNING, logger="hippo_neo4j.graph.server"):
+        first = Server.of(driver, "neo4j").projections.check_memory(memory.namespace, available=None)
+        Server.of(driver, "neo4j").projections.check_memory(memory.namespace)
         result = memory.query("Whom did Ann meet?", mode="hipporag1", entities=["Ann"], fresh=True)
     assert first["available_heap"] is None and first["bytes_min"] > 0
     notices = [r for r in caplog.records if "sysInfo" in r.getMessage()]
@@ -115,7 +116,7 @@ def test_hippo_doctor_reports_the_server_its_namespaces_and_a_fix_for_each_probl
     out = CliRunner().invoke(cli, ["doctor", "--json"], env=env)
     assert out.exit_code in (0, 2), out.output
     report = json.loads(out.output)
-    caps = capabilities.of(driver)
+    caps = Server.of(driver).capabilities
     assert report["server"]["neo4j"] == caps.neo4j_version and report["gds"]["version"] == caps.gds_version
     assert report["gds"]["weighted_sources"] is caps.weighted_sources and report["gds"]["allowed"]
     assert "gds.*" in report["settings"]["dbms.security.procedures.unrestricted"]

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from hippo_neo4j import HippoConfig
 from hippo_neo4j.cli import cli
 from hippo_neo4j.evaluation.reference import ReferenceGraph
-from hippo_neo4j.graph import projection
+from hippo_neo4j.graph.server import Server
 from hippo_neo4j.graph.passage_vectors import PassageVectors
 
 from .conftest import DATASETS
@@ -212,16 +212,16 @@ def test_the_clients_passage_vectors_follow_every_write_and_equal_the_servers_co
         assert dict(zip(mine.ids, mine.cosine)) == pytest.approx(dict(zip(theirs.ids, theirs.cosine)), abs=1e-6)
         return set(mine.ids)
 
-    before = projection.ensure(driver, db, ns, "passage")
+    before = Server.of(driver, db).projections.ensure(ns, "passage")
     assert same(before) == {p["id"] for p in PATH_CORPUS} and fetched == [-1]  # every vector, in one read
     memory.index([P("okafor", "Professor Chidi Okafor works on Alzheimer's disease at Stanford.")])
-    after = projection.ensure(driver, db, ns, "passage")
+    after = Server.of(driver, db).projections.ensure(ns, "passage")
     assert "okafor" in same(after) and fetched[1:] == [1]  # only the new passage's vector
     stale = replace(before, current=after.current)  # a walk on the older projection: the new passage is not in it
     assert same(stale) == {p["id"] for p in PATH_CORPUS}
     memory.index([P("ng", "Andrew Ng teaches machine learning at Stanford University.")])  # an update
     memory.delete(["hall"])
-    now = projection.ensure(driver, db, ns, "passage")
+    now = Server.of(driver, db).projections.ensure(ns, "passage")
     assert same(now) == {p["id"] for p in PATH_CORPUS} - {"hall"} | {"okafor"} and fetched[2:] == [1]  # ng's new vector
     fresh = PassageVectors(memory.store)  # a client's first query is scored by the server: nothing read
     assert fresh.cosines(query, now).ids == server.cosines(query, now).ids and fresh.version is None

@@ -552,7 +552,7 @@ def test_a_question_with_no_name_another_language_one_word_or_thousands_of_words
 def test_every_mode_scores_its_musique_rankings_in_order(on_musique10, musique10):
     """On musique's questions, as written and in lower case, no mode returns a score that rises down its ranking, so
     the iterative retrieval's pool, which ranks by score, keeps each mode's order."""
-    from hippo_neo4j.retrieve.iterative import IterativeRetrieval
+    from hippo_neo4j.iterative import IterativeRetrieval
 
     small, _ = musique10
     memory = on_musique10(extractor=OfflineExtractor())

@@ -258,7 +258,7 @@ def test_hippo_eval_on_the_sample_dataset_writes_the_issue_json(tmp_path, connec
 from hippo_neo4j.llm.settings import LLMSettings  # noqa: E402
 from hippo_neo4j.models import Extraction  # noqa: E402
 from hippo_neo4j.reader import READER_SYSTEM, STEP_SYSTEM, Reader, parse_step, qa_scores  # noqa: E402
-from hippo_neo4j.retrieve.iterative import IterativeRetrieval, explain  # noqa: E402
+from hippo_neo4j.iterative import IterativeRetrieval, explain  # noqa: E402
 
 from .fake_openai import FakeOpenAI, llm_env  # noqa: E402,F401 - the fixture
 

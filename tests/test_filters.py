@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from hippo_neo4j import limits
 from hippo_neo4j.cli import cli
 from hippo_neo4j.errors import ConfigError
-from hippo_neo4j.graph import projection
+from hippo_neo4j.graph.server import Server
 from hippo_neo4j.metadata import Filters
 from hippo_neo4j.retrieve import MODES
 
@@ -147,7 +147,7 @@ def test_a_graph_mode_within_a_users_filter_ranks_as_a_namespace_of_that_user_al
 
 
 def test_a_large_filter_searches_the_vector_index_and_a_small_one_exactly(namespaces, monkeypatch):
-    from hippo_neo4j.retrieve import base
+    from hippo_neo4j.graph import scope
 
     made, docs = namespaces
     memory = made["tagged"]
@@ -158,7 +158,7 @@ def test_a_large_filter_searches_the_vector_index_and_a_small_one_exactly(namesp
     exact = memory.query(docs[3].text, mode="dense", top_k=3, filters=every)
     lexical = memory.query(docs[3].text, mode="bm25", top_k=3, filters=every)
     assert "bm25_matching" not in asked  # few pass: read with the filter and scored client-side
-    monkeypatch.setattr(base, "EXACT_WITHIN", 4)
+    monkeypatch.setattr(scope, "EXACT_WITHIN", 4)
     through_index = memory.query(docs[3].text, mode="dense", top_k=3, filters=every)
     lexical_index = memory.query(docs[3].text, mode="bm25", top_k=3, filters=every)
     assert "dense_matching" in asked and "dense_passages_within" in asked and "bm25_matching" in asked
@@ -173,9 +173,9 @@ def test_a_large_filter_searches_the_vector_index_and_a_small_one_exactly(namesp
 def test_hipporag2_links_a_filter_to_the_facts_of_its_passages_alone(namespaces, monkeypatch, exact_within):
     """The facts a filtered hipporag2 query seeds from are those its passages asserted, the same as in a namespace
     of those passages alone; exactly over them when few pass, else through the index with a wider beam."""
-    from hippo_neo4j.retrieve import base
+    from hippo_neo4j.graph import scope
 
-    monkeypatch.setattr(base, "EXACT_WITHIN", exact_within)
+    monkeypatch.setattr(scope, "EXACT_WITHIN", exact_within)
     made, docs = namespaces
     others = [d for d in docs if d.metadata["user"] != "u1"]
     unfiltered_from_others = 0
@@ -194,9 +194,9 @@ def test_a_filtered_query_links_to_and_names_only_the_phrases_of_its_passages(na
                                                                               monkeypatch, exact_within):
     """Query entities link to the nearest phrase that the filter's passages mention, and the explanation's top
     phrases are theirs: another user's names neither seed the walk nor show in the result."""
-    from hippo_neo4j.retrieve import base
+    from hippo_neo4j.graph import scope
 
-    monkeypatch.setattr(base, "EXACT_WITHIN", exact_within)
+    monkeypatch.setattr(scope, "EXACT_WITHIN", exact_within)
     made, docs = namespaces
     memory = made["tagged"]
     mine = [d.id for d in docs if d.metadata["user"] == "u1"]
@@ -266,9 +266,9 @@ def test_a_filters_projection_outlives_other_passages_writes_and_the_oldest_goes
     left = filter_graphs() - u1
     assert left
     for name in left:  # as another process's, whose sizes this one has not seen
-        projection._sizes.pop(name, None)
+        memory.server.projections._sizes.pop(name, None)
     # a budget that holds one projection: the least recently used goes, this client's and the ended one's alike
-    monkeypatch.setitem(projection._budgets, (str(id(memory.driver)), connection.database), 1)
+    monkeypatch.setattr(memory.server.projections, "_budget", 1)
     ask("u3")
     assert len(filter_graphs()) == 1 and not filter_graphs() & (u1 | left)
     # a re-embedding rebuilds the synonym edges: every filter's graph is projected anew
@@ -283,7 +283,7 @@ def test_metadata_alone_is_written_without_extracting_or_embedding_again(memory_
     docs = musique_passages(3)
     docs[0].metadata = {"user": "u1", "tag": ["a"], "old": 1}
     memory.index(docs)
-    version = projection.namespace_version(driver, connection.database, memory.namespace)
+    version = Server.of(driver, connection.database).projections.namespace_version(memory.namespace)
     embedded = []
     encode = memory.encoder.encode
     memory.indexer.encoder = type("Counting", (), {"encode": lambda self, t: (embedded.append(t), encode(t))[1],
@@ -295,7 +295,7 @@ def test_metadata_alone_is_written_without_extracting_or_embedding_again(memory_
     report = memory.index(again)
     assert (report.indexed, report.updated, report.metadata_updated, report.unchanged) == (0, 0, 2, 1)
     assert not embedded
-    assert projection.namespace_version(driver, connection.database, memory.namespace) == version  # no walk goes stale
+    assert Server.of(driver, connection.database).projections.namespace_version(memory.namespace) == version  # no walk goes stale
     top = memory.query(docs[0].text, mode="dense", top_k=1).passages[0]
     assert top.metadata == {"user": "u2", "tag": ["a", "b"], "when": "2026-03-01T12:00:00+00:00"}  # "old" is gone
     assert memory.index(again).unchanged == 3

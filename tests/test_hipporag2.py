@@ -16,7 +16,7 @@ from hippo_neo4j.retrieve.hybrid import fuse
 from hippo_neo4j.reader import RecognitionFilter
 from hippo_neo4j.llm.settings import LLMSettings
 from hippo_neo4j.evaluation.reference import ReferenceGraph
-from hippo_neo4j.graph import projection
+from hippo_neo4j.graph.server import Server
 from hippo_neo4j.retrieve.hipporag2 import mass_floor, passage_seeds, ppr2_parameters
 
 from .conftest import DATASETS
@@ -178,7 +178,7 @@ def test_the_mass_floor_ranks_as_every_node_would_and_a_vanished_seed_ranks_agai
     memory.index(PATH_CORPUS)
     question, cfg = "Which Stanford professor works on Alzheimer's?", memory.config
     memory.query(question, mode="hipporag2")  # the first query is scored by the server; the rest by the client
-    graph = projection.ensure(driver, memory.database, memory.namespace, "passage")
+    graph = Server.of(driver, memory.database).projections.ensure(memory.namespace, "passage")
     vector = memory.encoder.encode_queries([question])[0]
 
     def every_node(top_k: int, seeds: dict[str, float]) -> list[tuple[str, float]]:

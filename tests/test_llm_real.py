@@ -361,7 +361,7 @@ def test_qa_scores_on_a_real_server(real, memory_factory, tmp_path):
 def test_iterative_retrieval_on_a_real_server(real, memory_factory, tmp_path):
     from hippo_neo4j import evaluation as ev
     from hippo_neo4j.reader import STEP_MAX_TOKENS
-    from hippo_neo4j.retrieve.iterative import IterativeRetrieval, explain
+    from hippo_neo4j.iterative import IterativeRetrieval, explain
 
     dataset = ev.load_dataset(qa_dataset(tmp_path / "qa"))
     memory = memory_factory()

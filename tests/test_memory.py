@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from hippo_neo4j import HippoConfig, HippoRAG
 from hippo_neo4j.graph import projection
+from hippo_neo4j.graph.server import Server
 from hippo_neo4j.runtime import server
 from hippo_neo4j.cli import cli
 from hippo_neo4j.config import ConnectionSettings
@@ -186,10 +187,10 @@ def test_add_then_delete_leaves_exactly_the_graph_of_x(memory_factory, musique):
     found_before = sum(y.passage_id in {p.id for p in memory.query(y.text, mode="bm25").passages} for y in Y)
     assert found_before >= 18, found_before
 
-    version = projection.namespace_version(memory.driver, memory.database, memory.namespace)
+    version = memory.server.projections.namespace_version(memory.namespace)
     deleted = memory.delete(sorted(y_ids) + ["not-there"])
     assert deleted.deleted == 20 and deleted.missing == ["not-there"]
-    assert projection.namespace_version(memory.driver, memory.database, memory.namespace) > version
+    assert memory.server.projections.namespace_version(memory.namespace) > version
     after = snapshot(memory.driver, memory.namespace)
     assert_same_graph(after, snap_x)  # same namespace: identical, synonym scores included
     assert not consistency_problems(memory.driver, memory.namespace)
@@ -208,7 +209,7 @@ def test_add_then_delete_leaves_exactly_the_graph_of_x(memory_factory, musique):
         for result in results:
             assert not {p.id for p in result.passages} & y_ids, (result.mode, y.passage_id)
             assert all(link.phrase in snap_x["phrases"] for link in result.linked)
-    graph = projection.ensure(memory.driver, memory.database, memory.namespace)
+    graph = memory.server.projections.ensure(memory.namespace)
     assert graph.nodes == len(snap_x["phrases"])  # the GDS snapshot was rebuilt without Y's phrases
 
 
@@ -266,7 +267,7 @@ def test_cli_delete_and_drop_namespace(connection, driver, tmp_path):
         out = runner.invoke(cli, ["drop-namespace", ns, "--yes", "--json"], env=env, catch_exceptions=False)
     assert out.exit_code == 0 and json.loads(out.stdout)["removed"]["passages"] == 1
     assert rows(driver, "MATCH (n) WHERE n.ns = $ns OR n.name = $ns RETURN count(n) AS n", ns=ns)[0]["n"] == 0
-    assert not projection._existing(driver, connection.database, ns)
+    assert not Server.of(driver, connection.database).projections.existing(ns)
 
 
 def test_namespaces_isolate_stats_retrieval_delete_and_projections(memory_factory, driver, musique):
@@ -285,21 +286,21 @@ def test_namespaces_isolate_stats_retrieval_delete_and_projections(memory_factor
             assert {p.text for p in one.query(doc.text, mode=mode).passages} <= texts_one
         linked = one.query("q", mode="hipporag1", entities=doc.extraction.named_entities[:3]).linked
         assert all(link.phrase in snapshot(driver, one.namespace)["phrases"] for link in linked)
-    g1 = projection.ensure(driver, "neo4j", one.namespace)
-    g2 = projection.ensure(driver, "neo4j", two.namespace)
+    g1 = Server.of(driver, "neo4j").projections.ensure(one.namespace)
+    g2 = Server.of(driver, "neo4j").projections.ensure(two.namespace)
     assert g1.nodes == s1["phrases"] and g2.nodes == s2["phrases"]
     two.delete(["m0", "m1"])
     assert one.stats() == s1 and two.stats()["passages"] == 18
     assert {p.id for p in one.query(musique[0].text, mode="bm25").passages} >= {"m0"}
     # rebuilding two's projection after its write (by the background refresh the write started, or by this
     # call, whichever comes first) never touches one's, and vice versa
-    g2b = projection.ensure(driver, "neo4j", two.namespace)
+    g2b = Server.of(driver, "neo4j").projections.ensure(two.namespace)
     assert g2b.version > g2.version and g2b.name != g2.name
-    names = set(projection._existing(driver, "neo4j", one.namespace))
+    names = set(Server.of(driver, "neo4j").projections.existing(one.namespace))
     assert names == {g1.name}
     one.index([P("new", "A new passage about zebras.", ("zebra", "is", "animal"))])
-    g1b = projection.ensure(driver, "neo4j", one.namespace)
-    assert g1b.version > g1.version and set(projection._existing(driver, "neo4j", two.namespace)) == {g2b.name}
+    g1b = Server.of(driver, "neo4j").projections.ensure(one.namespace)
+    assert g1b.version > g1.version and set(Server.of(driver, "neo4j").projections.existing(two.namespace)) == {g2b.name}
     one.drop_namespace()
     assert one.stats()["passages"] == 0 and two.stats()["passages"] == 18
     assert ids_two - {"m0", "m1"} == {r["id"] for r in rows(driver, "MATCH (p:Passage {ns: $ns}) RETURN p.id AS id", ns=two.namespace)}
@@ -916,17 +917,17 @@ def PE(pid, text, triple, *entities):
 
 
 def _kinds_projected(driver, database, ns):
-    return {name: projection._version_of(name, ns) for name in projection._existing(driver, database, ns)}
+    return {name: projection.version_of(name, ns) for name in Server.of(driver, database).projections.existing(ns)}
 
 
 @pytest.fixture
-def held_refreshes(monkeypatch):
+def held_refreshes(monkeypatch, driver, connection):
     """Background projection refreshes wait at a gate until the test opens it (``gate.release()``), so what a
     query sees right after a write does not depend on how fast the machine builds the next projection. Queries
     that need the current graph project it themselves and never pass this gate. Request it before
     ``memory_factory``: the gate opens after the namespaces are dropped, and the waiting refreshes then end."""
     gate = threading.Semaphore(0)
-    monkeypatch.setattr(projection, "_building", gate)
+    monkeypatch.setattr(Server.of(driver, connection.database).projections, "_building", gate)
     yield gate
     gate.release()
 
@@ -954,7 +955,7 @@ def test_a_write_does_not_make_graph_queries_wait_and_the_refresh_replaces_the_p
 
     memory.index([PE("c", "Ada Lovelace corresponded with Mary Somerville.", ("Ada Lovelace", "knew", "Mary Somerville"),
                      "Ada Lovelace", "Mary Somerville")])
-    current = projection.namespace_version(memory.driver, memory.database, memory.namespace)
+    current = memory.server.projections.namespace_version(memory.namespace)
     assert current > old
     # seeds the old projection holds: answered from it, saying so, and the new passage is still found
     # (hipporag1 maps phrase mass to passages through the current MENTIONED_IN edges)
@@ -974,7 +975,7 @@ def test_a_write_does_not_make_graph_queries_wait_and_the_refresh_replaces_the_p
     assert fresh.graph_version == current and fresh.writes_behind == 0
 
     held_refreshes.release()  # the refreshes the writes started may now build
-    projection.wait_for_refreshes(memory.driver, timeout=REFRESH_DEADLINE_S)
+    memory.server.projections.wait_for_refreshes(timeout=REFRESH_DEADLINE_S)
     after = {m: memory.query("Who wrote notes?", mode=m, entities=["Ada Lovelace"], recognition_filter=False) for m in modes}
     assert all(r.graph_version == current and r.writes_behind == 0 for r in after.values())
     # one projection per kind remains, all of the current version: the old ones were dropped
@@ -987,19 +988,19 @@ def test_a_projection_built_by_another_release_s_statement_is_dropped_not_walked
     memory = memory_factory()
     memory.index([PE("a", "Ada Lovelace wrote notes.", ("Ada Lovelace", "wrote", "notes"), "Ada Lovelace")])
     ns, db, driver = memory.namespace, memory.database, memory.driver
-    version = projection.namespace_version(driver, db, ns)
+    version = Server.of(driver, db).projections.namespace_version(ns)
     legacy = f"hippo:{ns}:v{version}:mentions"  # the name an earlier release gave (no fingerprint)
     other = f"hippo:{ns}:v{version}.00000000:mentions"  # another release's statement
     for name in (legacy, other):  # an empty graph: walked, it would find no passage by the graph
         driver.execute_query("MATCH (n:HippoNamespace {name: $ns}) WITH gds.graph.project($name, n, null) AS g "
                              "RETURN g.graphName", name=name, ns=ns, database_=db)
     assert {legacy, other} <= set(_kinds_projected(driver, db, ns))
-    projection.forget(driver, db, ns)
+    Server.of(driver, db).projections.forget(ns)
     result = memory.query("Who wrote notes?", mode="entity-ppr", entities=["Ada Lovelace"])
     assert result.passages[0].id == "a" and not result.passages[0].filled and result.top_phrases
     left = set(_kinds_projected(driver, db, ns))
     assert legacy not in left and other not in left
-    assert projection.graph_name(ns, version, "mentions") in left
+    assert Server.of(driver, db).projections.graph_name(ns, version, "mentions") in left
 
 
 def test_a_deleted_passage_never_comes_back_from_an_old_projection(held_refreshes, memory_factory):
@@ -1033,17 +1034,17 @@ def test_a_passage_deleted_while_a_projection_is_built_never_seeds_a_walk_of_it(
     for mode in ("hipporag2", "entity-ppr") * 2:  # projections of both kinds; the second round reads the passages
         memory.query("Ada Lovelace wrote notes", mode=mode, entities=["Ada Lovelace"], recognition_filter=False)
     memory.index([PE("z", "Zebras live in Africa.", ("zebra", "lives in", "Africa"), "Africa")])
-    written = projection.namespace_version(memory.driver, memory.database, memory.namespace)
-    victims, build = ["b", "c"], projection._project
+    written = memory.server.projections.namespace_version(memory.namespace)
+    victims, build = ["b", "c"], projection.Projections._project
 
-    def interleaved(tx, driver, database, ns, kind, name):  # noqa: ANN001, ANN202
+    def interleaved(self, tx, ns, kind, name):  # noqa: ANN001, ANN202
         if ns == memory.namespace and kind == "passage" and victims:
             # a query on the older projection (its seeds are in it: it does not wait) reads the passages ...
             memory.query("Ada Lovelace", mode="entity-ppr", entities=["Ada Lovelace"])
             memory.delete([victims.pop(0)])  # ... then a deletion commits before this projection reads the graph
-        return build(tx, driver, database, ns, kind, name)
+        return build(self, tx, ns, kind, name)
 
-    monkeypatch.setattr(projection, "_project", interleaved)
+    monkeypatch.setattr(projection.Projections, "_project", interleaved)
     result = memory.query("Ada Lovelace wrote notes", mode="hipporag2", recognition_filter=False, fresh=True)
     walked = [p.id for p in result.passages if not p.filled]
     assert result.graph_version == written, "answered from the projection it built, not from a later one"
@@ -1083,7 +1084,7 @@ def test_stale_queries_do_not_wait_for_a_projection_another_client_is_building(h
         finally:
             tx.rollback()
     needs_current.join(REFRESH_DEADLINE_S)
-    current = projection.namespace_version(memory.driver, memory.database, memory.namespace)
+    current = memory.server.projections.namespace_version(memory.namespace)
     assert waiting and waiting[0].graph_version == current and waiting[0].passages[0].id == "b"
 
 
@@ -1117,5 +1118,5 @@ def test_a_client_killed_mid_projection_leaves_the_old_projection_and_no_lock(co
         proc.wait(30)
     # the server releases the dead client's lock: the current graph is projected and answered from
     result = memory.query("q", mode="hipporag1", entities=["Ada Lovelace"])
-    assert result.graph_version == projection.namespace_version(driver, connection.database, memory.namespace)
+    assert result.graph_version == Server.of(driver, connection.database).projections.namespace_version(memory.namespace)
     assert result.passages[0].id == "new"

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from hippo_neo4j.config import line_dir
 from hippo_neo4j.graph import projection
+from hippo_neo4j.graph.server import Server
 from hippo_neo4j.runtime import server
 from hippo_neo4j.cli import cli
 from hippo_neo4j.errors import JavaNotFoundError, ServerError
@@ -249,7 +250,7 @@ def test_projection_is_reused_and_rebuilt_after_a_write(driver, connection):
     db = connection.database
     driver.execute_query("MATCH (n:Phrase {ns: $ns}) DETACH DELETE n", ns=ns)
     driver.execute_query("MATCH (n:HippoNamespace {name: $ns}) DELETE n", ns=ns)
-    projection.drop(driver, db, ns)
+    Server.of(driver, db).projections.drop(ns)
 
     def write(cypher_text: str) -> None:
         def work(tx):
@@ -260,18 +261,18 @@ def test_projection_is_reused_and_rebuilt_after_a_write(driver, connection):
             session.execute_write(work)
 
     write("CREATE (:Phrase {ns: $ns, text: 'a'})-[:RELATION {weight: 2}]->(:Phrase {ns: $ns, text: 'b'})")
-    first = projection.ensure(driver, db, ns)
+    first = Server.of(driver, db).projections.ensure(ns)
     assert first.created and first.nodes == 2 and first.relationships == 2
-    again = projection.ensure(driver, db, ns)
+    again = Server.of(driver, db).projections.ensure(ns)
     assert not again.created and again.name == first.name
 
     write("MATCH (b:Phrase {ns: $ns, text: 'b'}) CREATE (b)-[:SYNONYM {score: 0.9}]->(:Phrase {ns: $ns, text: 'c'})")
-    rebuilt = projection.ensure(driver, db, ns)
+    rebuilt = Server.of(driver, db).projections.ensure(ns)
     assert rebuilt.created and rebuilt.name != first.name
     assert rebuilt.nodes == 3 and rebuilt.relationships == 4
     names = driver.execute_query("CALL gds.graph.list() YIELD graphName RETURN collect(graphName) AS g").records[0]["g"]
     assert rebuilt.name in names and first.name not in names  # the stale snapshot was dropped
-    projection.drop(driver, db, ns)
+    Server.of(driver, db).projections.drop(ns)
     driver.execute_query("MATCH (n:Phrase {ns: $ns}) DETACH DELETE n", ns=ns)
     driver.execute_query("MATCH (n:HippoNamespace {name: $ns}) DELETE n", ns=ns)
 
@@ -285,12 +286,10 @@ def test_projection_dropped_by_another_client_is_rebuilt(driver, connection):
     try:
         memory.index([{"id": "1", "text": "x", "extraction": {"triples": [["Ada Lovelace", "wrote", "notes"]]}}])
         first = memory.query("q", mode="hipporag1", entities=["Ada Lovelace"])
-        projection.drop(driver, connection.database, ns)  # as another client would
-        projection._known.clear()
-        projection._known[(str(id(driver)), connection.database, ns)] = projection.Projection(
-            projection.graph_name(ns, projection.namespace_version(driver, connection.database, ns)), 
-            projection.namespace_version(driver, connection.database, ns), 2, 2, False,
-        )
+        Server.of(driver, connection.database).projections.drop(ns)  # as another client would
+        projections = Server.of(driver, connection.database).projections
+        version = projections.namespace_version(ns)
+        projections._known[(ns, "phrase")] = projection.Projection(projections.graph_name(ns, version), version, 2, 2, False)
         again = memory.query("q", mode="hipporag1", entities=["Ada Lovelace"])
         assert [p.id for p in again.passages] == [p.id for p in first.passages] == ["1"]
     finally:
@@ -307,11 +306,11 @@ def test_a_projection_that_cannot_fit_the_heap_fails_at_once_with_the_figures(dr
         "(:Phrase {ns: $ns, text: 'q' + i})", ns=ns,
     )
     try:
-        fits = projection.check_memory(driver, db, ns)
+        fits = Server.of(driver, db).projections.check_memory(ns)
         assert fits["nodes"] == 400 and fits["relationships"] == 400
         assert 0 < fits["bytes_min"] <= fits["bytes_max"] < fits["available_heap"] <= fits["max_heap"]
         with pytest.raises(ServerError) as err:
-            projection.check_memory(driver, db, ns, available=fits["bytes_min"] - 1)
+            Server.of(driver, db).projections.check_memory(ns, available=fits["bytes_min"] - 1)
         message = str(err.value)
         assert "400 nodes, 400 relationships" in message and "HIPPO_NEO4J_HEAP" in message
         assert f"{fits['max_heap'] / 2**20:,.0f} MiB" in message

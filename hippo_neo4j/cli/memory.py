@@ -119,12 +119,12 @@ def _dry_run(ctx: click.Context, passages: list[Any], kind: str) -> None:
         data = {"extractor": "offline", "passages": len(todo), "calls": 0, "cost_usd": 0.0}
         emit(ctx, data, f"{len(todo)} passages would be extracted offline (spaCy): no LLM calls, no cost.")
         return
-    from ..extract.llm import PROMPT_VERSION, estimate_cost
+    from ..extract.llm import estimate_cost, extractor_name
     from ..llm.settings import LLMSettings
 
     settings = LLMSettings.from_env()
     with ExtractionCache() as cache:  # passages already extracted by this model and prompt cost nothing
-        hits = cache.get_many(f"llm:{settings.model}:{PROMPT_VERSION}", [p.hash for p in todo])
+        hits = cache.get_many(extractor_name(settings), [p.hash for p in todo])
     cached = len(hits)
     todo = [p for p in todo if p.hash not in hits]
     estimate = estimate_cost(todo, settings)

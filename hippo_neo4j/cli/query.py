@@ -225,7 +225,7 @@ def ask_cmd(
 
     if iterative:
         if not llm_configured():
-            from ..retrieve.iterative import NO_LLM
+            from ..iterative import NO_LLM
 
             raise ConfigError(f"--iterative: {NO_LLM}.")
         _ask_iterative(ctx, question, mode, no_filter, top_k, entities, extractor_kind, steps, filters)
@@ -253,7 +253,7 @@ def _ask_iterative(
     the reasoning stopped without one)."""
     from ..extract import make_extractor
     from ..reader import Reader
-    from ..retrieve.iterative import IterativeRetrieval, explain
+    from ..iterative import IterativeRetrieval, explain
 
     ents = [e.strip() for e in entities.split("|") if e.strip()] if entities is not None else None
     mode = mode or default_mode()

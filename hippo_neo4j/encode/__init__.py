@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 
 from ..errors import ConfigError
-from .base import BGE_QUERY_PREFIX, KNOWN_MODELS, Encoder, KnownModel, finish_rows
+from .base import BGE_QUERY_PREFIX, KNOWN_MODELS, Encoder, EncoderLike, KnownModel, finish_rows
 
 DEFAULT_ENCODER = "bge-small-en-v1.5"
 ENV_ENCODER = "HIPPO_ENCODER"
@@ -82,6 +82,7 @@ __all__ = [
     "DEFAULT_ENCODER",
     "KNOWN_MODELS",
     "Encoder",
+    "EncoderLike",
     "KnownModel",
     "finish_rows",
     "load_encoder",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -66,6 +67,32 @@ def finish_rows(vectors: np.ndarray) -> np.ndarray:
     if bad.any():  # a zero or NaN embedding can be neither indexed nor compared: mark it unusable
         out[bad] = np.nan
     return out
+
+
+class EncoderLike(Protocol):
+    """What the facade, the graph writers and the retrievers use of an encoder: :class:`Encoder` has it, and so
+    has any object with the same public members (``evaluation.ReusingEncoder`` wraps one without subclassing it).
+    ``synonym_threshold`` is optional (read with a default of 0.8)."""
+
+    name: str
+
+    @property
+    def dimension(self) -> int:
+        """The length of each vector."""
+        ...
+
+    @property
+    def fingerprint(self) -> str:
+        """A stable hex digest identifying the weights and the settings that shape the vectors."""
+        ...
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Documents: float32, one L2-normalised row per text (NaN if unusable)."""
+        ...
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Queries searching documents: as :meth:`encode`, with the model's query prefix where it has one."""
+        ...
 
 
 class Encoder(ABC):

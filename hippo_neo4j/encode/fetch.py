@@ -9,6 +9,7 @@ is then renamed into place, so ``models/<name>/`` is either complete or absent. 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import hashlib
 import json
 import os
@@ -121,7 +122,7 @@ def _fail(name: str, artifact: MavenArtifact, url: str, what: str) -> ConfigErro
     return ConfigError(f"Could not fetch the {name!r} encoder ({artifact.coordinates}): {what} (tried {url}). {LOCAL_HINT}")
 
 
-def _open(url: str) -> IO[bytes]:
+def _open(url: str) -> http.client.HTTPResponse:
     request = urllib.request.Request(url, headers={"User-Agent": "hippo-neo4j"})
     return urllib.request.urlopen(request, timeout=_TIMEOUT)  # noqa: S310 - https or a configured repository
 

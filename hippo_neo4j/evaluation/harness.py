@@ -102,8 +102,8 @@ def ensure_index(
         if not memory.facts_complete():  # indexed before Fact nodes existed
             say(f"deriving fact nodes from the relation provenance: {memory.rebuild_facts()}")
             memory.store.run("eval_index_set", fingerprint=fp, complete=True, report=state["report"])
-        report = json.loads(state["report"]) if state["report"] else None
-        return IndexOutcome(memory.namespace, fp, True, report)
+        recorded = json.loads(state["report"]) if state["report"] else None
+        return IndexOutcome(memory.namespace, fp, True, recorded)
     if state["fingerprint"] != fp and (state["passages"] or state["phrases"]):
         if not reindex:
             raise HippoError(
@@ -310,11 +310,11 @@ def evaluate(
     ``reader_top_k`` passages: the entry gets ``qa`` (answer, em, f1, tokens, seconds), the summary ``em`` and
     ``f1`` (SQuAD normalisation, max over the gold answer and its aliases), and ``result["qa"][mode]`` the
     reader's calls, tokens and time. With ``iterative_steps`` (needs ``reader``), each mode also runs as
-    ``<mode>+ircot``: :class:`~hippo_neo4j.retrieve.iterative.IterativeRetrieval` with that many reasoning
+    ``<mode>+ircot``: :class:`~hippo_neo4j.iterative.IterativeRetrieval` with that many reasoning
     steps, the reader seeing ``reader_top_k`` pooled passages per step; its entry records every step.
     ``qa=False`` uses the reader for the iterative steps only (no answers, no EM / F1).
     """
-    from ..retrieve.iterative import IterativeRetrieval
+    from ..iterative import IterativeRetrieval
 
     for mode in modes:
         MODES[mode]  # an unknown name is a ConfigError that lists the modes
@@ -490,7 +490,7 @@ def diagnose(result: dict[str, Any], dataset: Dataset, baseline: str = "dense", 
 def sweep(
     memory_for_tau: Callable[[float], HippoRAG],
     dataset: Dataset,
-    entities: dict[str, list[str]],
+    entities: dict[str, list[str]] | None,
     *,
     taus: Sequence[float] = SWEEP_TAUS,
     dampings: Sequence[float] = SWEEP_DAMPINGS,

@@ -12,36 +12,10 @@ arrive and an interrupted run loses nothing already paid for.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
-from typing import Any, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Sequence
 
-from ..models import Extraction, PassageIn, QueryTerms
-
-
-class Extractor(Protocol):
-    name: str
-
-    def extract(self, passages: Sequence[PassageIn]) -> list[Extraction | None]: ...
-
-    def query_entities(self, text: str) -> list[str]: ...
-
-
-@dataclass(frozen=True)
-class ExtractionFailure:
-    """One passage that could not be extracted: why, and the raw model output (for debugging)."""
-
-    passage_id: str
-    error: str
-    raw: str | None = None
-
-
-@runtime_checkable
-class StreamingExtractor(Protocol):
-    name: str
-
-    def extract_iter(
-        self, passages: Sequence[PassageIn]
-    ) -> Iterator[tuple[int, Extraction | ExtractionFailure]]: ...
+from ..models import QueryTerms
+from .base import ExtractionFailure, Extractor, StreamingExtractor
 
 
 def make_extractor(kind: str = "auto", cache: object = True, **options: object) -> Extractor:

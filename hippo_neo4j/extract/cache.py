@@ -9,7 +9,6 @@ already paid for. The file is opened in WAL mode and is safe for several threads
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 import time
@@ -17,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from ..config import default_cache_path
 from ..models import Extraction, PassageIn
-from . import Extractor, ExtractionFailure, StreamingExtractor
+from .base import ExtractionFailure, Extractor, StreamingExtractor
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS extractions (
@@ -39,16 +39,6 @@ CREATE TABLE IF NOT EXISTS failures (
     PRIMARY KEY (extractor, hash)
 ) WITHOUT ROWID;
 """
-
-
-def default_cache_path() -> Path:
-    """``$HIPPO_EXTRACTION_CACHE``, else ``$XDG_CACHE_HOME/hippo-neo4j/extractions.sqlite`` (~/.cache/...)."""
-    explicit = os.environ.get("HIPPO_EXTRACTION_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME")
-    root = Path(base).expanduser() if base else Path.home() / ".cache"
-    return root / "hippo-neo4j" / "extractions.sqlite"
 
 
 @dataclass(frozen=True)

@@ -9,16 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ..errors import ConfigError
-from . import Extractor
+from .base import Extractor
 from .cache import CachedExtractor, ExtractionCache
 from ..llm.settings import llm_configured
 from .offline import OfflineExtractor
 
 if TYPE_CHECKING:
     from ..llm.settings import LLMSettings
-
-ExtractorKind = Literal["auto", "llm", "offline"]
-
 
 def resolve_kind(kind: str) -> Literal["llm", "offline"]:
     """``auto`` means the LLM when OPENAI_BASE_URL or OPENAI_API_KEY is set, else the offline extractor."""

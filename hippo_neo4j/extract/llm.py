@@ -28,11 +28,16 @@ from ..llm.negotiation import CallFailed
 from ..llm.parsing import ResponseParseError, parse_entities, parse_triples
 from ..llm.settings import LLMSettings, LLMStats
 from ..models import Extraction, PassageIn
-from . import ExtractionFailure
+from .base import ExtractionFailure
 
 log = logging.getLogger(__name__)
 
 PROMPT_VERSION = "p1"
+
+
+def extractor_name(settings: LLMSettings) -> str:
+    """The LLM extractor's name for ``settings``: its model and prompt version, the key of its cached extractions."""
+    return f"llm:{settings.model}:{PROMPT_VERSION}"
 
 
 @dataclass(frozen=True)
@@ -188,7 +193,7 @@ class LLMExtractor:
     def __init__(self, settings: LLMSettings | None = None, *, client: openai.OpenAI | None = None) -> None:
         self.settings = settings or LLMSettings.from_env()
         self.chat = ChatClient(self.settings, client)
-        self.name = f"llm:{self.settings.model}:{PROMPT_VERSION}"
+        self.name = extractor_name(self.settings)
         self.failures: list[ExtractionFailure] = []
 
     @property

@@ -215,8 +215,8 @@ def load_pipeline(model: str = SPACY_MODEL, torch: bool | None = None) -> Any:
     """spaCy's pipeline ``model`` without :data:`UNUSED_PIPES`, spaCy imported by :func:`import_spacy`.
 
     While it loads, catalogue (spaCy's registries) finds each group's entry points once: it otherwise
-    searches all of the virtualenv's at every lookup, 180 of them in a load (0.07 s in a fresh install, 0.16 s
-    beside the test extra's packages). The entry points are the ones catalogue read at its import either way.
+    searches all of the virtualenv's at every lookup, about 180 of them in a load, each slower the more packages
+    are installed. The entry points are the ones catalogue read at its import either way.
     """
     spacy = import_spacy(THINC_IMPORTS_TORCH if torch is None else torch)
     import catalogue
@@ -260,7 +260,7 @@ def import_spacy(torch: bool = True) -> types.ModuleType:
                     del sys.modules[name]
         if spacy.__dict__.get("cli") is cli:
             del spacy.cli
-        spacy.__getattr__ = _spacy_getattr  # type: ignore[attr-defined]
+        setattr(spacy, "__getattr__", _spacy_getattr)  # noqa: B010 - a module's own __getattr__
         return spacy
 
 
@@ -428,7 +428,8 @@ def _choices(span: Any) -> list[Any]:
 def _title_runs(doc: Any) -> list[str]:
     """The runs of two or more title-cased words (or numbers after one) past a sentence's first word: how a
     question writes a name the recogniser may miss or cut ("Sins Of Madeleine", "The Palace Of Angels")."""
-    runs, current = [], []
+    runs: list[str] = []
+    current: list[Any] = []
     for tok in [*doc, None]:
         if tok is not None and not tok.is_sent_start and (tok.is_title or (tok.like_num and current)):
             current.append(tok)

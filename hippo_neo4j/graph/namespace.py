@@ -9,7 +9,7 @@ from ..config import HippoConfig
 from ..db import cypher
 from ..models import DeleteReport
 from ..text import scrub
-from . import binding, projection
+from . import binding
 from .indexing import progress_bar
 from .store import KINDS, GraphStore, finite_or_none
 from .synonyms import PhraseVectors, SynonymLinker, fits_in_memory
@@ -37,7 +37,7 @@ def drop_namespace(store: GraphStore) -> dict[str, int]:
     with store.driver.session(database=store.database) as session:
         session.run(cypher("drop_namespace"), ns=store.namespace).consume()
         session.run("MATCH (n:HippoNamespace {name: $ns}) DELETE n", ns=store.namespace).consume()
-    projection.drop(store.driver, store.database, store.namespace)
+    store.projections.drop(store.namespace)
     store.drop_indexes()
     return before
 

@@ -1,8 +1,8 @@
 """The namespace's passage embeddings, held by the client for the walks that seed every passage by its
 cosine to the query (entity-ppr's z-scores, hipporag2's min-max normalised scores).
 
-Computing those cosines in Cypher reads every passage's embedding from the store on every query (about
-30 ms on musique_train's 1,890 passages, linear in the namespace). The client instead reads the vectors
+Computing those cosines in Cypher reads every passage's embedding from the store on every query (time linear
+in the namespace). The client instead reads the vectors
 once and computes the cosines with one matrix product, then hands GDS the seeds as Neo4j node ids. After a
 write (the namespace's graph version moved), the next query re-reads the passages' node ids and content
 hashes, without their vectors, and fetches the vectors of the passages that are new or changed only; a
@@ -19,9 +19,9 @@ read in between, at that version, still holds it.
 
 The product is numpy's ``einsum``, not BLAS: OpenBLAS hands a product this large to worker threads that then spin,
 waiting for more work, for a while after it returns, on the cores a walk on a server on the same machine needs
-next. entity-ppr, whose two walks run side by side, took 133 ms a query with the BLAS product and 99 with this one
-(docs/results.md); the product itself takes 0.1 ms for 1,890 passages instead of 0.02. (Limiting BLAS to one
-thread around the product would change a process-wide setting, which threadpoolctl lets one thread set.)
+next: entity-ppr, whose walks run side by side, was slower with the BLAS product although the product itself is
+faster (docs/design.md, "Passage seeds are scored by the client"). (Limiting BLAS to one thread around the
+product would change a process-wide setting, which threadpoolctl lets one thread set.)
 """
 
 from __future__ import annotations
@@ -63,8 +63,8 @@ class PassageCosines:
         """GDS source rows [node id, weight] of the passages with a positive weight (one per passage, in this
         order), as one float64 array that the driver sends as a list of pairs; the statements read each id back
         with ``toInteger`` (exact below 2^53). Not a Python list: the driver formats its debug line of every
-        statement's parameters whether it logs it or not, and that took 1.2-2 ms for the 1,890 pairs of a walk
-        that seeds every passage, where numpy's summary of an array takes 0.1."""
+        statement's parameters whether it logs it or not, and a list of a pair per passage costs far more to format
+        than numpy's summary of an array."""
         positive = weights > 0
         return np.column_stack([self.nodes[positive].astype(np.float64), weights[positive].astype(np.float64)])
 

@@ -17,11 +17,12 @@ import numpy as np
 from neo4j import Driver
 from neo4j.exceptions import ClientError, ResultFailedError
 
-from .. import capabilities
 from ..db import cypher, cypher_statements
 from ..errors import ConfigError
 from ..text import fold_phrase
-from . import projection, reset
+from . import projection
+from .scope import Scope
+from .server import Server
 
 VECTOR_BATCH = 500  # rows per vector-index lookup statement
 # A query's reading of its namespace's graph version (by namespace), taken from a statement that returned it beside
@@ -108,10 +109,18 @@ def finite_or_none(vector: np.ndarray) -> list[float] | None:
 
 # Candidates a query-time search reads from a vector index (passages for dense, facts for hipporag2) before
 # keeping its top: the HNSW search's beam is this k, so it sets how close the index's top nodes come to the
-# exact ones. On musique_train, with three namespaces of that corpus in one index, the passage index missed 14
-# of the 500 exact top-5 passages of 100 questions at k 50, 2 at 200 and 1 at 400 (3.1, 2.5, 2.8 ms a search),
-# and the fact index 16 at k 100, 10 at 200 and none at 400 (3.3, 4.0, 5.6 ms): docs/results.md.
+# exact ones: at 400 the passage and fact indexes find (nearly) every exact top-5 node of musique_train's
+# questions with several namespaces of that corpus in one index (docs/design.md, "Vector-index searches").
 VECTOR_CANDIDATES = 400
+# A search for more results than that reads this many candidates per result: passages (dense) and facts
+# (hipporag2, whose passages each assert several facts that crowd each other near a query).
+CANDIDATES_PER_PASSAGE = 4
+CANDIDATES_PER_FACT = 20
+
+
+def vector_beam(top_k: int, per_result: int) -> int:
+    """The candidates a vector-index search for ``top_k`` results reads (:data:`VECTOR_CANDIDATES` at least)."""
+    return max(per_result * top_k, VECTOR_CANDIDATES)
 
 MISSING_INDEX = re.compile(r"no such (vector|fulltext) schema index", re.I)  # a namespace without its indexes
 KINDS = ("phrase", "passage", "fact")  # the node kinds with an embedding: a vector index each per namespace
@@ -126,9 +135,8 @@ def namespace_key(namespace: str) -> str:
 class GraphStore:
     """The statements of ``cypher/`` run against one namespace (``$ns``) of one database."""
 
-    def __init__(self, driver: Driver, database: str, namespace: str) -> None:
-        self.driver = driver
-        self.database = database
+    def __init__(self, server: Server, namespace: str) -> None:
+        self.server = server
         self.namespace = namespace
         key = namespace_key(namespace)
         # every Phrase, Passage and Fact node of the namespace carries its kind's label, which its indexes cover
@@ -138,14 +146,26 @@ class GraphStore:
         self.indexed = False  # whether this client saw or made the namespace's indexes
 
     @property
+    def driver(self) -> Driver:
+        return self.server.driver
+
+    @property
+    def database(self) -> str:
+        return self.server.database
+
+    @property
+    def projections(self) -> projection.Projections:
+        return self.server.projections
+
+    @property
     def scope(self) -> dict[str, Any]:
         """The parameters every statement gets: ``$ns``, ``$labels`` and ``$indexes`` (by node kind)."""
         return {"ns": self.namespace, "labels": self.labels, "indexes": self.indexes}
 
     def run(self, name: str, **params: Any) -> list[Any]:
         """Run ``cypher/<name>.cypher`` with ``$ns`` bound to this namespace (and its ``$labels`` and
-        ``$indexes``); the records. A PPR statement takes the form the server's GDS runs (``graph/reset.py``)."""
-        text = reset.statement(name, capabilities.of(self.driver, self.database).weighted_sources)
+        ``$indexes``); the records. A PPR statement takes the form the server's GDS runs (:meth:`Server.statement`)."""
+        text = self.server.statement(name)
         records = lambda: self._seen(self.driver.execute_query(text, **self.scope, database_=self.database, **params).records)  # noqa: E731
         try:
             return records()
@@ -276,14 +296,14 @@ class GraphStore:
     def walk(
         self, statement: str, kind: str, *, fresh: bool = True, needs: int = 0,
         prepare: Callable[[projection.Projection], dict[str, Any]] | None = None,
-        within: tuple[list[int], list[str], list[str], tuple[int, int] | None] | None = None,
+        scope: Scope | None = None,
         beside: Callable[[dict[str, Any]], list[Any]] | None = None, **params: Any,
     ) -> tuple[list[Any], projection.Projection]:
         """Run a PPR statement (``$graph``, ``$graphVersion``) on a projection of ``kind``: the current one
         (``fresh``, projected first if needed) or the newest complete one, refreshed in the background when
-        it is behind (:func:`projection.ensure`); with ``within`` (a filter's passages: node ids, passage ids and
-        content hashes, and the namespace's state when they were read, asked again on a retry) the projection of
-        the graph they induce (:func:`projection.ensure_within`). ``prepare(projection)``
+        it is behind (:meth:`~projection.Projections.ensure`); with ``scope`` (a filter's passages, and the
+        namespace's state when they were read, asked again on a retry) the projection of the graph they induce
+        (:meth:`~projection.Projections.ensure_within`). ``prepare(projection)``
         gives the parameters that depend on the projection walked (its passage seeds). ``beside``: more work on the
         same projection, given the statement's parameters (``$graph``, ``$graphVersion`` among them), run at the
         same time; the columns of the one record it returns are added to the first record (:func:`side_by_side`).
@@ -296,18 +316,17 @@ class GraphStore:
             return side_by_side(lambda: self.run(statement, **args), lambda: beside(args))
 
         def current(fresh: bool, retry: bool = False) -> projection.Projection:
-            if within is not None:
-                nodes, ids, hashes, state = within
-                return projection.ensure_within(self.driver, self.database, self.namespace, kind, nodes, ids, hashes,
-                                                state=None if retry else state)
+            if scope is not None:
+                return self.projections.ensure_within(self.namespace, kind, scope,
+                                                      state=None if retry else scope.state)
             versions = _query_versions.get()
             seen = None if retry or versions is None else versions.get((self.database, self.namespace))
-            return projection.ensure(self.driver, self.database, self.namespace, kind, fresh=fresh, version=seen)
+            return self.projections.ensure(self.namespace, kind, fresh=fresh, version=seen)
 
         graph = current(fresh)
         if graph.version < needs:  # a seed is newer than this projection
             graph = current(True, retry=True)
-        if within is not None and not graph.nodes:  # the filter's passages make no graph of this kind
+        if scope is not None and not graph.nodes:  # the filter's passages make no graph of this kind
             return [], graph
         attempts = 1
         while True:
@@ -321,7 +340,7 @@ class GraphStore:
                 if attempts == WALK_ATTEMPTS or not _projection_gone(exc):
                     raise
             attempts += 1
-            projection.forget(self.driver, self.database, self.namespace)
+            self.projections.forget(self.namespace)
             graph = current(True, retry=True)
 
     def has_passages(self) -> bool:

@@ -20,6 +20,7 @@ from tenacity import (
     stop_when_event_set,
     wait_exponential_jitter,
 )
+from tenacity.stop import stop_base
 
 from ..errors import LLMError
 from .negotiation import (
@@ -199,7 +200,7 @@ class ChatClient:
             self._store.put(self.settings.url, self.settings.model, snapshot)
 
     def _call(self, kwargs: dict[str, Any], abort: threading.Event | None) -> tuple[str, str | None]:
-        stop = stop_after_attempt(self.settings.max_attempts)
+        stop: stop_base = stop_after_attempt(self.settings.max_attempts)
         if abort is not None:
             stop = stop | stop_when_event_set(abort)
         retrying = Retrying(

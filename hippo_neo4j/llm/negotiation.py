@@ -46,7 +46,6 @@ class _Rejected(Exception):
 # ({"type": "json_object", "schema": ...}, enforced by a grammar); servers that do not know the extra key
 # ignore it and give plain JSON mode.
 FORMAT_MODES = ("json_schema", "json_object+schema", "json_object", "none")
-_FORMAT_MODES = FORMAT_MODES
 _NO_FORMAT = len(FORMAT_MODES) - 1
 TOKEN_PARAMS = ("max_tokens", "max_completion_tokens", "none")
 NEGOTIATION_TTL = 30 * 24 * 3600.0  # a remembered negotiation is redone after 30 days (servers get upgraded)

@@ -11,11 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, SecretStr
 
-from ..config import env_number
+from ..config import default_cache_path, env_number
 from ..errors import ConfigError, LLMError
-
-log = logging.getLogger(__name__)
-from ..extract.cache import default_cache_path
 
 if TYPE_CHECKING:  # the client is imported when one is made: the offline path never loads openai
     import openai

@@ -15,6 +15,7 @@ from .entity_ppr import EntityPPRRetriever
 from .hipporag1 import HippoRAG1Retriever
 from .hipporag2 import HippoRAG2Retriever
 from .hybrid import HybridRetriever
+from .linking import RecognitionFilterLike
 
 MODES = Registry()
 MODES.register("entity-ppr", EntityPPRRetriever, "no LLM needed: passages by the chance that dense and a walk from the question's phrases agree on them, that a walk from those leads to them, or that one PPR from the phrases and the passages like the query ranks them so high")
@@ -38,7 +39,7 @@ MODES.register("hipporag2-top5", HippoRAG2Retriever, "hipporag2 with the paper's
 def default_mode() -> str:
     """The mode of ``hippo query`` and :meth:`HippoRAG.query` when none is named: ``entity-ppr``. It needs no
     LLM, and on musique_train and 2wikimultihopqa it ranks at least as well as dense retrieval and as its own walk
-    alone at every cutoff, with both extraction settings (docs/results.md)."""
+    alone at every cutoff, with both extraction settings (docs/results.md, Recall)."""
     return "entity-ppr"
 
 
@@ -47,5 +48,6 @@ EVAL_DEFAULT: tuple[str, ...] = tuple(m for m in MODES if m != "hybrid")
 
 __all__ = [
     "BM25Retriever", "DenseRetriever", "EVAL_DEFAULT", "EntityPPRRetriever", "HippoRAG1Retriever", "HippoRAG2Retriever", "HybridRetriever",
-    "MODES", "Preset", "default_mode", "deprecated_filter", "Query", "Registry", "RetrievalContext", "Retriever",
+    "MODES", "Preset", "default_mode", "deprecated_filter", "Query", "RecognitionFilterLike", "Registry",
+    "RetrievalContext", "Retriever",
 ]

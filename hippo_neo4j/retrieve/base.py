@@ -5,12 +5,11 @@ empty-namespace warning and timing. Modes are named presets of one config (:clas
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,59 +17,15 @@ from ..config import HippoConfig
 from ..errors import ConfigError
 from ..graph.passage_vectors import PassageCosines, PassageVectors
 from ..graph.projection import Projection
+from ..graph.scope import Scope
 from ..graph.store import GraphStore, one_query
 from ..metadata import Filters, read
 from ..models import Contributor, QueryTerms, RetrievalResult, RetrievedPassage, Seed
 from ..text import scrub
+from .linking import RecognitionFilterLike
 
-
-# A filter that leaves at most this many passages is searched exactly over them (dense: their cosines,
-# cypher/dense_matching.cypher; hipporag2's facts: those they asserted, cypher/fact_neighbours.cypher); one that
-# leaves more, through the vector index, with a beam widened by the share it leaves, and exactly when that found
-# fewer than top_k. On bench/users.py's 5,000 passages (p50 ms, dense's top 10): exact over 100, 500, 1,000 and
-# 2,000 of them 10, 14, 38, 40; the index with the widened beam 25, 13, 7, 13 (docs/serving.md, Per-user memory
-# in one namespace).
-EXACT_WITHIN = 500
-
-
-class Scope:
-    """The passages a filter leaves (``cypher/passages_matching.cypher``): their Neo4j node ids (``nodes``,
-    the ``$only`` of the statements), passage ids (``ids``) and content hashes (``hashes``), and how many passages
-    the namespace holds (``total``)."""
-
-    def __init__(self, nodes: list[int], total: int, ids: list[str], hashes: list[str] | None = None,
-                 passages: list[dict[str, Any]] | None = None, state: tuple[int, int] | None = None) -> None:
-        self.nodes, self.total, self.ids = nodes, total, ids
-        self.hashes = hashes if hashes is not None else [""] * len(nodes)
-        self.passages = passages  # id, title, text and meta of each, when asked for and few pass
-        self.state = state  # the namespace's graph version and last re-embedding when read (None: not read)
-
-    @classmethod
-    def of(cls, store: GraphStore, filters: Filters, texts: bool = False) -> "Scope":
-        """The passages ``filters`` leave; with ``texts``, also their titles and texts when few pass."""
-        found = store.run("passages_matching", filters=filters.parameters(), texts=texts, exactWithin=EXACT_WITHIN)[0]
-        return cls(list(found["nodes"]), found["total"], list(found["ids"]), list(found["hashes"]), found["passages"],
-                   (found["version"], found["epoch"]))
-
-    def __len__(self) -> int:
-        return len(self.nodes)
-
-    def exact(self) -> bool:
-        """Whether few enough passages pass to search them exactly (:data:`EXACT_WITHIN`)."""
-        return len(self) <= EXACT_WITHIN
-
-    def beam(self, beam: int) -> int:
-        """A vector search's beam ``beam`` widened by the share of the namespace that passes, so that as many
-        of its hits pass in expectation."""
-        return min(self.total, math.ceil(beam * self.total / max(len(self), 1)))
-
-    def search(self, beam: int, top_k: int, through_index: Callable[[int], list[Any]],
-               exactly: Callable[[], list[Any]]) -> list[Any]:
-        """A vector search's ``top_k`` records within these passages: ``exactly()`` when few pass (:meth:`exact`),
-        else ``through_index(k)`` with its ``beam`` widened (:meth:`beam`), and ``exactly()`` when that found
-        fewer than ``top_k``."""
-        records = [] if self.exact() else through_index(self.beam(beam))
-        return records if len(records) >= top_k else exactly()
+if TYPE_CHECKING:
+    from ..encode.base import EncoderLike
 
 
 UNRESTRICTED: dict[str, Any] = {"only": None, "matching": None}  # the walks' $only and $matching without a filter
@@ -108,11 +63,8 @@ class Query(BaseModel):
         scope = self.scope
         return UNRESTRICTED if scope is None else {"only": scope.nodes, "matching": len(scope)}
 
-    def within(self) -> tuple[list[int], list[str], list[str], tuple[int, int] | None] | None:
-        """The walks' ``within`` (:meth:`GraphStore.walk`): the filter's passages, whose graph they walk, and the
-        namespace's state when they were read."""
-        scope = self.scope
-        return None if scope is None else (scope.nodes, scope.ids, scope.hashes, scope.state)
+
+R = TypeVar("R", bound="Retriever")
 
 
 @dataclass
@@ -122,9 +74,9 @@ class RetrievalContext:
     modes which need neither never load them)."""
 
     store: GraphStore
-    encoder: Any
+    encoder: EncoderLike
     query_terms: Callable[[str], QueryTerms]
-    fact_filter: Callable[[], Any] = lambda: None
+    fact_filter: Callable[[], RecognitionFilterLike | None] = lambda: None
     filler: type["Retriever"] | None = None  # tops up a result short of top_k (dense retrieval); None: no top-up
     _retrievers: dict[type, "Retriever"] = field(default_factory=dict)
     _passage_vectors: PassageVectors | None = None
@@ -135,12 +87,12 @@ class RetrievalContext:
             self._passage_vectors = PassageVectors(self.store)
         return self._passage_vectors
 
-    def retriever(self, kind: type["Retriever"]) -> "Retriever":
+    def retriever(self, kind: type[R]) -> R:
         """One retriever of each class per context (retrievers compose: hybrid runs hipporag1 and dense)."""
         found = self._retrievers.get(kind)
         if found is None:
             found = self._retrievers[kind] = kind(self)
-        return found
+        return cast(R, found)  # kept under its own class
 
 
 TOP_SEEDS = 5  # passage seeds an explanation lists
@@ -235,10 +187,10 @@ class Retriever(ABC):
         ``needs``: the graph version that created the newest seed phrase. A projection older than that lacks
         the seed, so the walk waits for the current one: a query about what was just written is answered
         from it; an older projection serves only queries whose seeds it holds. With a filter, the walk runs on
-        the graph its passages induce (:func:`~hippo_neo4j.graph.projection.ensure_within`: as a namespace of
+        the graph its passages induce (:meth:`~hippo_neo4j.graph.projection.Projections.ensure_within`: as a namespace of
         those passages alone would) and the statement returns only them (:meth:`Query.restriction`)."""
         records, graph = self.store.walk(statement, kind, fresh=query.fresh, needs=needs, prepare=prepare,
-                                         within=query.within(), **(params | query.restriction()))
+                                         scope=query.scope, **(params | query.restriction()))
         result.graph_version, result.writes_behind = graph.version, graph.behind
         return records
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import HippoConfig
-from ..graph.store import VECTOR_CANDIDATES, usable
+from ..graph.store import CANDIDATES_PER_PASSAGE, usable, vector_beam
 from ..models import RetrievalResult
-from .base import Query, Retriever, Scope, to_passages
+from ..graph.scope import Scope
+from .base import Query, Retriever, to_passages
 
 
 class DenseRetriever(Retriever):
@@ -26,8 +27,7 @@ class DenseRetriever(Retriever):
             vector = self.encoder.encode_queries([text])[0]
         if not usable(vector):
             return RetrievalResult(query=text, mode=self.name)
-        # the index is approximate (HNSW): its beam, see VECTOR_CANDIDATES
-        beam = max(4 * top_k, VECTOR_CANDIDATES)
+        beam = vector_beam(top_k, CANDIDATES_PER_PASSAGE)  # the index is approximate (HNSW)
         if scope is None:
             records = self.store.run("dense_passages", embedding=vector.tolist(), k=beam, topK=top_k)
             return RetrievalResult(query=text, mode=self.name, passages=to_passages(records))

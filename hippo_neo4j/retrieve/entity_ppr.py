@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -281,7 +281,7 @@ class EntityPPRRetriever(Retriever):
         if vector is None or not np.isfinite(vector).all():
             result.fell_back, result.fallback_reason = True, "the query has no text to embed"
             return result
-        result.entities, linked = self.context.retriever(HippoRAG1Retriever).link_query(query, config)  # type: ignore[attr-defined]
+        result.entities, linked = self.context.retriever(HippoRAG1Retriever).link_query(query, config)
         candidates = specificity(linked)
         members = ({r["text"]: list(r["nodes"]) for r in self.store.run("phrase_passages", texts=list(candidates))}
                    if config.entity_relevance and candidates else None)
@@ -290,9 +290,9 @@ class EntityPPRRetriever(Retriever):
 
         def prepare(graph: Any) -> dict[str, Any]:
             params = seeding(graph)
-            relevance = phrase_relevance(members, seeding.cosines, seeding.weights) if members is not None else None
+            cosines = cast(PassageCosines, seeding.cosines)  # set by seeding(graph)
+            relevance = phrase_relevance(members, cosines, seeding.weights) if members is not None else None
             walked["seeds"] = seeds = entity_seeds(linked, config.entity_share, relevance)
-            cosines = seeding.cosines
             walked["passages"] = dict(zip(cosines.nodes.tolist(), cosines.ids))
             walked["dense"] = Ranking.top(cosines.ids, cosines.cosine.astype(np.float64), COSINE_PRECISION)
             return params | {"seeds": [{"text": t, "weight": w} for t, w in seeds.items()]}

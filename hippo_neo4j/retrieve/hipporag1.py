@@ -9,7 +9,8 @@ from typing import Any, Sequence
 from ..config import HippoConfig
 from ..graph.synonyms import synonym_tau
 from ..models import LinkedEntity, RetrievalResult
-from .base import UNRESTRICTED, Query, Retriever, Scope, to_passages
+from ..graph.scope import Scope
+from .base import UNRESTRICTED, Query, Retriever, to_passages
 from .dense import DenseRetriever
 from .linking import link_entities, link_question, newest_seed
 
@@ -53,7 +54,7 @@ class HippoRAG1Retriever(Retriever):
         ents, linked = self.link_query(query, config)
         seeds = {link.phrase: link.weight for link in linked if link.weight > 0}
         if not seeds:
-            fallback = self.context.retriever(DenseRetriever).rank(text, top_k, scope=query.scope)  # type: ignore[attr-defined]
+            fallback = self.context.retriever(DenseRetriever).rank(text, top_k, scope=query.scope)
             fallback.mode, fallback.entities, fallback.linked = self.name, ents, linked
             fallback.fell_back = True
             fallback.fallback_reason = (

@@ -12,7 +12,8 @@ import numpy as np
 from ..config import HippoConfig
 from ..models import FactHit, RetrievalResult, Seed
 from ..graph.passage_vectors import PassageCosines
-from .base import Query, Retriever, Scope, by_score, to_passages
+from ..graph.scope import Scope
+from .base import Query, Retriever, by_score, to_passages
 from .dense import DenseRetriever
 from .hipporag1 import HippoRAG1Retriever, ppr_parameters
 from .linking import fact_seeds, link_facts, newest_seed, recognise
@@ -76,7 +77,7 @@ class HippoRAG2Retriever(Retriever):
         vector = self.encoder.encode_queries([text])[0] if text.strip() else None
         result = RetrievalResult(query=text, mode=self.name)
         if cfg.linking == "entity":
-            result.entities, result.linked = self.context.retriever(HippoRAG1Retriever).link_query(query, cfg)  # type: ignore[attr-defined]
+            result.entities, result.linked = self.context.retriever(HippoRAG1Retriever).link_query(query, cfg)
             seeds: dict[str, float] = {}
             for link in result.linked:  # the link's similarity (times its confidence) stands in for the fact score
                 if link.passages > 0:
@@ -102,7 +103,7 @@ class HippoRAG2Retriever(Retriever):
                 reason = "no fact in this namespace"
         result.phrase_seeds = [Seed(node=t, weight=w) for t, w in seeds.items()]
         if not seeds:
-            fallback = self.context.retriever(DenseRetriever).rank(text, top_k, vector, query.scope)  # type: ignore[attr-defined]
+            fallback = self.context.retriever(DenseRetriever).rank(text, top_k, vector, query.scope)
             result.passages, result.fell_back, result.fallback_reason = fallback.passages, True, reason
             return result
         newest = newest_seed(seeds, result.linked, result.facts)
@@ -131,14 +132,14 @@ class HippoRAG2Retriever(Retriever):
             result.passage_seeds = seeding.largest()
         return result
 
-    def passage_seed_rows(self, text: str, vector: np.ndarray, config: HippoConfig,
+    def passage_seed_rows(self, text: str, vector: np.ndarray | None, config: HippoConfig,
                           scope: Scope | None = None) -> list[dict[str, Any]] | None:
         """With ``passage_seed_top_n``: the passage seeds of the top-N dense passages (of ``scope``, a filter's,
         when given; min-max over them)."""
         n, weight = config.passage_seed_top_n, config.passage_node_weight
         if n is None or weight <= 0:
             return None
-        top = self.context.retriever(DenseRetriever).rank(text, n, vector, scope).passages  # type: ignore[attr-defined]
+        top = self.context.retriever(DenseRetriever).rank(text, n, vector, scope).passages
         if not top:
             return []
         lo, hi = min(p.score for p in top), max(p.score for p in top)

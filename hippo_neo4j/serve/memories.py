@@ -3,7 +3,7 @@ open between requests over one driver, one encoder and one extractor, and the th
 
 Queries run concurrently: the driver is thread-safe, onnxruntime sessions and tokenizers may be called from
 several threads, retrievers keep no per-query state, and projections are built once per graph version under
-the projection module's lock. What is not shared freely:
+their server's lock (graph/server.py). What is not shared freely:
 
 - the offline extractor (a spaCy pipeline, whose tokenizer cache is mutated by every call) runs one call at a
   time (:class:`LockedExtractor`);
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from ..config import ConnectionSettings
 from ..errors import UnknownNamespace
 from ..extract import LockedExtractor, thread_safe
-from ..graph import projection
+from ..graph.server import close_servers
 from ..memory import offload
 from ..limits import check_namespace, check_query
 from ..metadata import Filters
@@ -78,7 +78,7 @@ class Memories:
             self._memories.clear()
         if self._executor is not None:
             self._executor.shutdown(wait=True)
-        projection.wait_for_refreshes(self.driver)  # as HippoRAG.close: a projection under way is kept
+        close_servers(self.driver)  # as HippoRAG.close: a projection under way is kept
         self.driver.close()
 
     def __enter__(self) -> "Memories":

@@ -1,5 +1,5 @@
-"""What the connected server can do, probed once per connection (driver) and cached: the statement forms are
-chosen from these capabilities, never from version strings.
+"""What the connected server can do, probed once per :class:`~hippo_neo4j.graph.server.Server` (a driver and
+database) and kept there: the statement forms are chosen from these capabilities, never from version strings.
 
 - ``weighted_sources``: GDS PageRank takes weighted ``sourceNodes`` ([[node, weight], ...]; GDS 2.17+). Without
   them (GDS 2.13, built for Neo4j 5.26) the walks give the same weighted reset another way
@@ -12,18 +12,13 @@ chosen from these capabilities, never from version strings.
 
 from __future__ import annotations
 
-import logging
-import threading
-import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from neo4j import Driver
 from neo4j.exceptions import ClientError, CypherSyntaxError
 
-from .db import cypher
-
-log = logging.getLogger(__name__)
+from ..db import cypher
 
 
 @dataclass(frozen=True)
@@ -41,11 +36,6 @@ class Capabilities:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-_cache: "weakref.WeakKeyDictionary[Driver, Capabilities]" = weakref.WeakKeyDictionary()
-_guard = threading.Lock()
-_noticed: "weakref.WeakKeyDictionary[Driver, set[str]]" = weakref.WeakKeyDictionary()
 
 
 def _answer(driver: Driver, database: str, statement: str, **params: Any) -> tuple[list[Any] | None, str | None]:
@@ -100,30 +90,3 @@ def _search_clause(driver: Driver, database: str) -> bool:
         return False
     except ClientError as exc:
         return "index" in str(exc).lower() and "cypher version" not in str(exc).lower()
-
-
-def of(driver: Driver, database: str = "neo4j") -> Capabilities:
-    """The capabilities of ``driver``'s server, probed on first use and cached for the driver's life."""
-    with _guard:
-        found = _cache.get(driver)
-    if found is None:
-        found = probe(driver, database)
-        with _guard:
-            _cache[driver] = found
-    return found
-
-
-def forget(driver: Driver) -> None:
-    """Drop the cached capabilities of ``driver`` (closed, or the server behind it was replaced)."""
-    with _guard:
-        _cache.pop(driver, None)
-
-
-def notice_once(driver: Driver, what: str, message: str) -> None:
-    """Log ``message`` once per connection and kind of notice (``what``)."""
-    with _guard:
-        seen = _noticed.setdefault(driver, set())
-        if what in seen:
-            return
-        seen.add(what)
-    log.warning(message)

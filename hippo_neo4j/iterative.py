@@ -9,7 +9,7 @@ result is then partial and says why). So a run costs at most ``steps`` LLM calls
 retrievals.
 
     from hippo_neo4j import HippoRAG
-    from hippo_neo4j.retrieve.iterative import IterativeRetrieval
+    from hippo_neo4j.iterative import IterativeRetrieval
 
     with HippoRAG(namespace="docs") as memory:
         result = IterativeRetrieval(memory, mode="hipporag1", steps=3).run("Which ...?", top_k=5)
@@ -24,18 +24,18 @@ reader is :class:`~hippo_neo4j.reader.Reader` (the LLM of the environment unless
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 from pydantic import BaseModel, Field
 
-from ..errors import ConfigError, LLMError
-from ..models import RetrievalResult, RetrievedPassage
-from . import MODES, default_mode
-from .base import deprecated_filter
+from .errors import ConfigError, LLMError
+from .models import RetrievalResult, RetrievedPassage
+from .retrieve import MODES, default_mode
+from .retrieve.base import deprecated_filter
 
 if TYPE_CHECKING:
-    from ..memory import HippoRAG
-    from ..reader import Reader
+    from .memory import HippoRAG
+    from .reader import Reader
 
 MAX_STEPS = 10
 DEFAULT_STEPS = 3
@@ -110,6 +110,7 @@ class _Pool:
         return added
 
     def ranked(self, order: str) -> list[RetrievedPassage]:
+        key: Callable[[str], tuple[Any, ...]]
         if order == "score":  # best score first; ties by where they first came
             key = lambda pid: (-self.best[pid].score, self.first[pid])  # noqa: E731
         else:  # "rank": by first rank, then by step (every step's top passage before any second one)
@@ -158,8 +159,8 @@ class IterativeRetrieval:
     @property
     def reader(self) -> "Reader":
         if self._reader is None:
-            from ..llm.settings import llm_configured
-            from ..reader import Reader
+            from .llm.settings import llm_configured
+            from .reader import Reader
 
             if not llm_configured():
                 raise ConfigError(NO_LLM + ".")
@@ -181,7 +182,7 @@ class IterativeRetrieval:
         and in the result; ``entities`` replaces query NER at step 0 only (later queries are the model's
         sentences); ``keep_retrievals=False`` leaves out each step's full retrieval explanation; ``filters``
         (metadata, :meth:`HippoRAG.query`) hold at every step."""
-        from ..llm.negotiation import CallFailed
+        from .llm.negotiation import CallFailed
 
         if not isinstance(question, str) or not question.strip():
             raise ConfigError("The question must be a non-empty string.")
