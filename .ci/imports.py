@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"memory", "iterative", "doctor", "drawing"},
     {"retrieve", "reader"},
     {"graph", "extract"},
-    {"encode", "llm", "runtime", "corpus", "db"},
+    {"encode", "llm", "runtime", "corpus", "db", "documents"},
     {"metadata", "models", "limits"},
     {"config", "errors", "text", "__init__"},  # the package's __init__: __version__ (its exports load by name)
 ]

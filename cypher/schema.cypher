@@ -4,6 +4,7 @@ CREATE CONSTRAINT hippo_passage_id IF NOT EXISTS FOR (p:Passage) REQUIRE (p.ns, 
 CREATE CONSTRAINT hippo_phrase_text IF NOT EXISTS FOR (p:Phrase) REQUIRE (p.ns, p.text) IS UNIQUE;
 CREATE CONSTRAINT hippo_fact_id IF NOT EXISTS FOR (f:Fact) REQUIRE (f.ns, f.id) IS UNIQUE;
 CREATE CONSTRAINT hippo_namespace_name IF NOT EXISTS FOR (n:HippoNamespace) REQUIRE n.name IS UNIQUE;
+CREATE CONSTRAINT hippo_document_id IF NOT EXISTS FOR (d:Document) REQUIRE (d.ns, d.id) IS UNIQUE;
 CREATE CONSTRAINT hippo_facet IF NOT EXISTS FOR (f:HippoFacet) REQUIRE (f.ns, f.key, f.value) IS UNIQUE;
 CREATE CONSTRAINT hippo_projection_lock IF NOT EXISTS FOR (l:HippoProjectionLock) REQUIRE (l.ns, l.kind) IS UNIQUE;
 CREATE INDEX hippo_passage_ns IF NOT EXISTS FOR (p:Passage) ON (p.ns);

@@ -1,5 +1,6 @@
 // Sizes of one namespace's graph.
 RETURN COUNT { MATCH (:Passage {ns: $ns}) } AS passages,
+       COUNT { MATCH (:Document {ns: $ns}) } AS documents,
        COUNT { MATCH (:Phrase {ns: $ns}) } AS phrases,
        COUNT { MATCH (:Fact {ns: $ns}) } AS facts,
        COUNT { MATCH (:Phrase {ns: $ns})-[:RELATION]->() } AS relation_edges,

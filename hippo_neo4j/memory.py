@@ -23,7 +23,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 from neo4j import Driver
@@ -38,6 +38,7 @@ from .errors import ConfigError
 from .limits import check_namespace, check_query
 from .graph import binding
 from .graph import namespace as namespaces
+from .graph.documents import DocumentStore
 from .graph.facts import FactStore
 from .graph.server import Server
 from .graph.indexing import Indexer
@@ -49,7 +50,20 @@ from .retrieve import MODES, DenseRetriever, Query, RetrievalContext, Retriever,
 from .retrieve.linking import RecognitionFilterLike, link_entities, link_facts
 from .text import scrub
 
+if TYPE_CHECKING:
+    from .documents import Document
+
 log = logging.getLogger(__name__)
+
+def section_title(document: "Document", heading_path: Sequence[str]) -> str:
+    """A document passage's title: its own heading, else the document's title. The title is embedded and extracted
+    with the text, as HippoRAG's passages are; the whole heading path is on the passage's FROM_DOCUMENT link."""
+    return heading_path[-1] if heading_path else document.title
+
+
+# Tokens a document's passage may take when the encoder cannot count its own (a word is about 1.3 tokens)
+WORDS_AS_TOKENS = 1.3
+FALLBACK_PASSAGE_TOKENS = 256
 
 
 class HippoRAG:
@@ -183,6 +197,94 @@ class HippoRAG:
             filler=DenseRetriever,
         )
         self._bound = True
+
+    # -- documents
+
+    def passage_budget(self) -> tuple[Callable[[str], int], int]:
+        """How a document's passages are measured: the encoder's token count and the most tokens a passage (its
+        title and text, as embedded) may take before the encoder truncates it; a word count where the encoder
+        cannot say."""
+        counter = getattr(self.encoder, "token_counter", None)
+        found = counter() if callable(counter) else None
+        if found is not None:
+            return found
+        return (lambda text: int(len(text.split()) * WORDS_AS_TOKENS) + 1), FALLBACK_PASSAGE_TOKENS
+
+    def index_documents(self, documents: Iterable["Document"], *, passage_tokens: int | None = None,
+                        prune: bool = False, present: Iterable[str] = (), progress: bool = False) -> IndexReport:
+        """Index documents (:func:`hippo_neo4j.documents.read_folder`): each is cut into passages along its
+        structure (headings, then paragraphs, then sentences; PDF pages) within ``passage_tokens`` of the
+        encoder's tokens (default: as many as the encoder reads), each passage titled by its heading
+        (:func:`section_title`) and carrying the document's metadata (``document``: its id, ``format``, ``modified``,
+        and a PDF page's ``page``) for filters, and linked to a ``Document`` node in reading order (with its
+        heading path on the link).
+
+        Indexing a document again is exact: one whose bytes and budget are unchanged is left as it is; a changed
+        one keeps the passages whose text is unchanged (their ids, phrases and edges) and replaces the others,
+        as a fresh index of the new version would hold them. ``prune``: the namespace's documents that are neither
+        among ``documents`` nor in ``present`` (the ids of files that are there but could not be read this time)
+        are removed, with exactly their contribution."""
+        from .documents import passage_ids, passages_of
+
+        docs = list(documents)
+        count, window = self.passage_budget()
+        budget = min(passage_tokens, window) if passage_tokens else window
+        store = DocumentStore(self.store)
+        report = IndexReport(documents=len(docs))
+        items: list[PassageIn] = []
+        plans: list[tuple[Document, list[dict[str, Any]]]] = []
+        stale: list[str] = []
+        removed: list[str] = []
+        for doc in docs:
+            state = store.state(doc.id)
+            if state.unchanged(doc.content_hash, budget):
+                report.documents_unchanged += 1
+                continue
+            titles = {section_title(doc, s.heading_path) for s in doc.sections}
+            room = max(budget - max((count(t) for t in titles), default=0) - 1, 16)  # embedded: title, newline, text
+            parts = passages_of(doc, count, room)
+            ids = passage_ids(doc.id, parts)
+            for pid, part in zip(ids, parts):
+                metadata: dict[str, Any] = {"document": doc.id, "format": doc.format, "modified": doc.modified}
+                if part.page is not None:
+                    metadata["page"] = part.page
+                items.append(PassageIn(id=pid, title=section_title(doc, part.heading_path), text=part.text,
+                                       metadata=metadata))
+            stale += state.stale(doc.id, ids)
+            plans.append((doc, [{"id": pid, "heading": " › ".join(part.heading_path)} for pid, part in zip(ids, parts)]))
+        if prune:
+            keep = {d.id for d in docs} | set(present)
+            for listed in store.listed():
+                if listed["id"] not in keep:
+                    stale += store.state(listed["id"]).stale(listed["id"], [])
+                    removed.append(listed["id"])
+        if stale:  # first, as an update does: the new passages are linked as a fresh index would link them
+            report.passages_removed = self.delete(sorted(set(stale))).deleted
+        if items:
+            report.merge(self.index(items, progress=progress))
+        report.documents_removed = sum(store.delete(document_id) for document_id in removed)
+        for doc, passages in plans:
+            properties = {"id": doc.id, "title": doc.title, "format": doc.format, "hash": doc.content_hash,
+                          "size": doc.size, "modified": doc.modified, "path": doc.id, "passageTokens": budget}
+            if store.write(properties, passages) < len(passages):  # a passage failed (extraction): cut it again next run
+                store.write(properties | {"hash": None}, passages)
+        return report
+
+    def documents(self) -> list[dict[str, Any]]:
+        """The namespace's documents: id, title, format, content hash and how many passages each holds."""
+        return DocumentStore(self.store).listed()
+
+    def delete_document(self, document_id: str) -> DeleteReport:
+        """Remove one document (its id: the path relative to the folder it was indexed from) and exactly its
+        contribution: its passages, as :meth:`delete` removes them, and its node. ``missing`` names the document
+        when the namespace has no such document."""
+        store = DocumentStore(self.store)
+        state = store.state(document_id)
+        passages = state.stale(document_id, [])
+        report = self.delete(passages) if passages else DeleteReport(requested=0, deleted=0)
+        if not store.delete(document_id):
+            report.missing.append(document_id)
+        return report
 
     # -- deleting
 
@@ -384,6 +486,17 @@ class AsyncHippoRAG:
 
     async def delete(self, passage_ids: Sequence[str]) -> DeleteReport:
         return await self._call("delete", list(passage_ids), write=True)
+
+    async def index_documents(self, documents: Iterable["Document"], *, passage_tokens: int | None = None,
+                              prune: bool = False, present: Iterable[str] = (), progress: bool = False) -> IndexReport:
+        return await self._call("index_documents", list(documents), passage_tokens=passage_tokens, prune=prune,
+                                present=list(present), progress=progress, write=True)
+
+    async def delete_document(self, document_id: str) -> DeleteReport:
+        return await self._call("delete_document", document_id, write=True)
+
+    async def documents(self) -> list[dict[str, Any]]:
+        return await self._call("documents")
 
     async def drop_namespace(self) -> dict[str, int]:
         return await self._call("drop_namespace", write=True)

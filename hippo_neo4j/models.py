@@ -147,6 +147,10 @@ def _one_line(exc: Exception, limit: int = 300) -> str:
 
 
 class IndexReport(BaseModel):
+    documents: int = Field(0, description="documents read (HippoRAG.index_documents): each cut into passages")
+    documents_unchanged: int = Field(0, description="documents whose bytes and passage budget were indexed already")
+    documents_removed: int = Field(0, description="documents removed with their passages (prune)")
+    passages_removed: int = Field(0, description="passages a document no longer holds, removed exactly")
     passages: int = 0
     indexed: int = 0
     unchanged: int = 0

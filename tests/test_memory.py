@@ -258,8 +258,8 @@ def test_cli_delete_and_drop_namespace(connection, driver, tmp_path):
         assert "deleted 0 of 1" in text and "not found: zzz" in text
         stats = json.loads(runner.invoke(cli, ["stats", "--json"], env=env).stdout)
         assert stats.pop("encoder")["name"] == shared_encoder().name  # the namespace's binding
-        assert stats | {"namespace": ns} == {"namespace": ns, "passages": 1, "phrases": 2, "facts": 1,
-                                             "relation_edges": 1, "synonym_edges": 0, "mention_edges": 2}
+        assert stats | {"namespace": ns} == {"namespace": ns, "passages": 1, "documents": 0, "phrases": 2,
+                                             "facts": 1, "relation_edges": 1, "synonym_edges": 0, "mention_edges": 2}
         refused = runner.invoke(cli, ["drop-namespace", ns], env=env)
         assert refused.exit_code == 2 and "--yes" in refused.output
         assert json.loads(runner.invoke(cli, ["stats", "--json"], env=env).stdout)["passages"] == 1
@@ -719,7 +719,7 @@ def test_malformed_triples_are_counted_not_fatal(memory_factory):
     report = memory.index([{"id": "t", "text": "Triples of all kinds.", "extraction": {"triples": triples}}])
     assert report.indexed == 1 and report.triples == 1 and report.self_loop_triples == 1
     assert report.malformed_triples == 12
-    assert memory.stats() == {"passages": 1, "phrases": 2, "facts": 1, "relation_edges": 1, "synonym_edges": 0,
+    assert memory.stats() == {"passages": 1, "documents": 0, "phrases": 2, "facts": 1, "relation_edges": 1, "synonym_edges": 0,
                               "mention_edges": 2}
 
 
@@ -777,7 +777,7 @@ def test_nan_and_zero_embeddings_are_stored_as_null_and_nothing_breaks(memory_fa
 def test_unknown_namespace_is_empty_not_an_error(connection, driver):
     ns = f"never-indexed-{uuid.uuid4().hex[:6]}"
     with HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor()) as memory:
-        assert memory.stats() == {"passages": 0, "phrases": 0, "facts": 0, "relation_edges": 0, "synonym_edges": 0,
+        assert memory.stats() == {"passages": 0, "documents": 0, "phrases": 0, "facts": 0, "relation_edges": 0, "synonym_edges": 0,
                                   "mention_edges": 0}
         for mode in ("bm25", "dense"):
             result = memory.query("anything at all", mode=mode)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -22,6 +23,10 @@ SHOWN_SKIPPED = 10  # skipped items the text summary names; --json lists them al
 def _report_text(report: "IndexReport") -> str:
     r = report
     lines = [
+        f"documents {r.documents}: unchanged {r.documents_unchanged}, removed {r.documents_removed}; "
+        f"passages removed {r.passages_removed}",
+    ] if r.documents or r.documents_removed else []
+    lines += [
         f"passages {r.passages}: indexed {r.indexed} (updated {r.updated}), unchanged {r.unchanged}, "
         f"skipped {r.skipped_empty} empty and {r.skipped_duplicate_id} duplicate ids"
         + (f", rejected {len(r.rejected)} too long" if r.rejected else ""),
@@ -72,22 +77,43 @@ def _extraction_summary(extractor: Any) -> tuple[dict[str, Any], list[str]]:
 @connection_options()
 @click.argument("corpus", type=click.Path(exists=True))
 @extractor_option
+@click.option("--prune", is_flag=True,
+              help="For a folder: remove the documents indexed from it before that are no longer there.")
+@click.option("--passage-tokens", type=click.IntRange(16, 100_000), default=None,
+              help="For documents: the most tokens of the encoder a passage may take [default: the encoder's window].")
 @click.option("--dry-run", is_flag=True, help="Estimate LLM calls, tokens and cost; index nothing.")
 @json_option
 @click.pass_context
-def index_cmd(ctx: click.Context, corpus: str, extractor_kind: str, dry_run: bool, as_json: bool) -> None:
-    """Index CORPUS: a JSON list of {title, text} (optional id), or a directory of .txt/.md files.
+def index_cmd(ctx: click.Context, corpus: str, extractor_kind: str, prune: bool, passage_tokens: int | None,
+              dry_run: bool, as_json: bool) -> None:
+    """Index CORPUS: a folder of documents (.md, .txt, .html, .pdf), one such file, or a JSON list of
+    {title, text} (optional id).
+
+    Documents are cut into passages along their headings, paragraphs and PDF pages, within the encoder's window
+    (--passage-tokens), and linked to a Document node each; indexing a folder again replaces only the passages
+    whose text changed, and --prune removes the documents no longer in it.
 
     Extractions are cached (model, prompt version, content hash): an interrupted run resumes where it
     stopped, and re-indexing costs no LLM call. Failed passages are listed at the end and retried next run.
 
-    Every item that is not indexed (not a passage object, invalid metadata, empty, too long, a repeated id) is
-    named with the reason; the rest is indexed, then the command exits with status 1 (2 when only extractions
-    failed).
+    Every item that is not indexed (an unreadable document, not a passage object, invalid metadata, empty, too
+    long, a repeated id) is named with the reason; the rest is indexed, then the command exits with status 1 (2
+    when only extractions failed).
     """
-    from ..corpus import load_corpus
+    from ..documents import SUPPORTED_SUFFIXES
     from ..extract import make_extractor
     from ..extract.factory import resolve_kind
+
+    path = Path(corpus)
+    if path.is_dir() or path.suffix.lower() in SUPPORTED_SUFFIXES:
+        if prune and not path.is_dir():
+            raise click.UsageError("--prune removes the documents no longer in a folder: give the folder.")
+        _index_documents(ctx, path, extractor_kind, prune, passage_tokens, dry_run, as_json)
+        return
+    if prune or passage_tokens:
+        raise click.UsageError("--prune and --passage-tokens are for documents: give a folder (or a .md, .txt, "
+                               ".html or .pdf file), not a JSON corpus.")
+    from ..corpus import load_corpus
 
     passages = load_corpus(corpus)
     if dry_run:
@@ -96,6 +122,41 @@ def index_cmd(ctx: click.Context, corpus: str, extractor_kind: str, dry_run: boo
     extractor = make_extractor(extractor_kind)
     with open_memory(ctx, extractor=extractor) as memory:
         report = memory.index(passages, progress=not as_json)
+    _index_summary(ctx, report, extractor)
+
+
+def _index_documents(ctx: click.Context, path: Path, extractor_kind: str, prune: bool, passage_tokens: int | None,
+                     dry_run: bool, as_json: bool) -> None:
+    from ..documents import SUPPORTED_SUFFIXES, read_folder
+    from ..extract import make_extractor
+    from ..extract.factory import resolve_kind
+    from ..models import SkippedItem
+
+    documents, unreadable = read_folder(path)
+    if not documents and not unreadable:
+        click.secho(f"Error: no document under {path}: hippo index reads {', '.join(sorted(SUPPORTED_SUFFIXES))} "
+                    "files, and JSON corpus files.", fg="red", err=True)
+        ctx.exit(1)
+    if dry_run:
+        from ..documents import passages_of
+        from ..encode import shared_encoder
+        from ..models import PassageIn
+
+        counter = shared_encoder().token_counter()
+        count, window = counter if counter is not None else (lambda t: len(t.split()), 256)
+        budget = min(passage_tokens or window, window)
+        passages = [PassageIn(title=d.title, text=part.text) for d in documents for part in passages_of(d, count, budget)]
+        _dry_run(ctx, passages, resolve_kind(extractor_kind))
+        return
+    extractor = make_extractor(extractor_kind)
+    with open_memory(ctx, extractor=extractor) as memory:
+        report = memory.index_documents(documents, passage_tokens=passage_tokens, prune=prune,
+                                        present=[item for item, _ in unreadable], progress=not as_json)
+    report.skipped += [SkippedItem(item=item, reason=reason) for item, reason in unreadable]
+    _index_summary(ctx, report, extractor)
+
+
+def _index_summary(ctx: click.Context, report: "IndexReport", extractor: Any) -> None:
     extraction, lines = _extraction_summary(extractor)
     emit(ctx, report.model_dump() | {"not_indexed": report.not_indexed, "extraction": extraction},
          _report_text(report) + "\n" + "\n".join(lines))
@@ -198,16 +259,28 @@ def rebuild_facts_cmd(ctx: click.Context, as_json: bool) -> None:
 
 @click.command("delete")
 @connection_options()
-@click.argument("ids", nargs=-1, required=True)
+@click.argument("ids", nargs=-1)
+@click.option("--document", "documents", multiple=True, metavar="ID",
+              help="Delete a document (its id: the path relative to the folder it was indexed from) and its "
+                   "passages. Repeatable.")
 @json_option
 @click.pass_context
-def delete_cmd(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
-    """Delete passages by id, with exact cleanup of the graph."""
+def delete_cmd(ctx: click.Context, ids: tuple[str, ...], documents: tuple[str, ...], as_json: bool) -> None:
+    """Delete passages by id (or whole documents with --document), with exact cleanup of the graph."""
+    if not ids and not documents:
+        raise click.UsageError("Name the passages to delete (IDS), or a document with --document ID.")
+    from ..models import DeleteReport
+
     with open_memory(ctx) as memory:
-        report = memory.delete(list(ids))
-    text = f"deleted {report.deleted} of {report.requested}" + (
-        f"; not found: {', '.join(printable(i) for i in report.missing)}" if report.missing else ""
-    )
+        report = memory.delete(list(ids)) if ids else DeleteReport(requested=0, deleted=0)
+        for document_id in documents:
+            done = memory.delete_document(document_id)
+            report.requested += done.requested
+            report.deleted += done.deleted
+            report.missing += done.missing
+    text = f"deleted {report.deleted} of {report.requested} passages" + (
+        f" ({len(documents) - len([d for d in documents if d in report.missing])} documents)" if documents else ""
+    ) + (f"; not found: {', '.join(printable(i) for i in report.missing)}" if report.missing else "")
     emit(ctx, report.model_dump(), text)
 
 

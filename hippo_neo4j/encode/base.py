@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -115,6 +115,12 @@ class Encoder(ABC):
     @abstractmethod
     def _embed(self, texts: list[str]) -> np.ndarray:
         """Raw (not yet normalised) vectors, one row per text, in order."""
+
+    def token_counter(self) -> tuple[Callable[[str], int], int] | None:
+        """How many of the model's tokens a text takes (special tokens aside, never truncated), and how many a
+        passage may take before the model truncates it: what documents are cut by (``hippo_neo4j.documents``).
+        None where the encoder cannot say."""
+        return None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Documents: passages, phrases, facts. float32, one L2-normalised row per text (NaN if unusable)."""

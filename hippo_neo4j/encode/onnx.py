@@ -15,7 +15,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -94,6 +94,14 @@ class OnnxEncoder(Encoder):
         self._lock = threading.Lock()
 
     # -- construction ------------------------------------------------------------------------------------------
+
+    def token_counter(self) -> tuple[Callable[[str], int], int]:
+        """The model's tokenizer without truncation, and its window less the two special tokens a passage gets."""
+        from ..documents import token_counter
+
+        self.load()
+        assert self._tokenizer is not None  # set by load()
+        return token_counter(self._tokenizer), self.max_length - 2
 
     @classmethod
     def known(cls, name: str, model: KnownModel, **kwargs: Any) -> OnnxEncoder:

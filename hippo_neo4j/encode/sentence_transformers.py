@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -101,6 +101,13 @@ class SentenceTransformersEncoder(Encoder):
                 "files": {str(p.relative_to(root)): file_sha256(p) for p in files},
             })
         return self._fingerprint
+
+    def token_counter(self) -> tuple[Callable[[str], int], int]:
+        """The model's tokenizer (special tokens aside), and its maximum sequence length less two."""
+        model = self.model
+        tokenizer = model.tokenizer
+        return (lambda text: len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]),
+                int(model.max_seq_length) - 2)
 
     def encode_queries(self, texts: Any) -> np.ndarray:
         self.model  # noqa: B018 - loading reads the model's query prompt
