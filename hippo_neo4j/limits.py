@@ -15,6 +15,8 @@ namespace characters      200        a name
 passage characters        100,000    ``HippoConfig.max_passage_chars`` (``HIPPO_MAX_PASSAGE_CHARS``): longer
                                      passages are named in the index report, not indexed
 id characters             1,000      ids and phrases are range-index keys (:data:`graph.indexing.MAX_KEY_CHARS`)
+document id characters    900        a document's passages are keyed by its id, ``#``, 12 hex digits and, for a
+                                     repeated text, ``-<n>`` (``hippo serve`` / ``hippo mcp``)
 passages per request      10,000     ``hippo serve`` / ``hippo mcp`` (the library and ``hippo index`` stream any
                                      number)
 ids per delete request    100,000    ``hippo serve`` / ``hippo mcp``
@@ -38,6 +40,7 @@ FILTER_CONDITIONS = 32
 NAMESPACE_CHARS = 200
 PASSAGES_PER_REQUEST = 10_000
 IDS_PER_REQUEST = 100_000
+DOCUMENT_ID_CHARS = 900
 BODY_BYTES = 4 * 2**20
 
 _CONTROL = re.compile(f"[{CONTROL}]")

@@ -6,6 +6,7 @@ round trips, body limits, faults without stack traces or secrets, and auth on a 
 
 from __future__ import annotations
 
+import base64
 import socket
 import subprocess
 import threading
@@ -151,6 +152,89 @@ def test_metadata_and_filters_over_http(api, connection, driver):
         assert r.status_code == 400 and "filter 'tag' in" in one_line(r)
         r = api.post("/index", json={"namespace": ns, "passages": [{"text": "x", "metadata": {"user": {"id": 1}}}]})
         assert r.status_code == 400 and "metadata 'user'" in one_line(r)
+    finally:
+        HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor()).drop_namespace()
+
+
+HANDBOOK = ("# Harbour handbook\n\n## Tides\n\nThe Quillmere tide gauge was installed by Orsolya Venkatraman in 1911.\n\n"
+            "## Boats\n\nThe harbour keeps three pilot boats painted saffron yellow.\n")
+PAGE = ("<html><head><title>Station notes</title><script>var menu = 'Home';</script></head><body><nav>Home | About"
+        "</nav><main><h2>Weather</h2><p>The Brackwater station records fog on most October mornings.</p>"
+        "<h2>Staff</h2><p>Tamsin Okonkwo-Reyes keeps the lighthouse log.</p></main></body></html>")
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def test_documents_index_query_update_prune_and_delete(api, connection, driver):
+    ns = f"serve-docs-{int(time.time() * 1000)}"
+    documents = [{"id": "handbook.md", "text": HANDBOOK}, {"id": "site/page.html", "base64": b64(PAGE.encode())}]
+    try:
+        r = api.post("/documents", json={"namespace": ns, "documents": documents})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["namespace"] == ns and body["documents"] == 2 and body["documents_unchanged"] == 0
+        assert body["passages"] == 4 and body["indexed"] == 4 and body["skipped"] == []  # a passage per section
+        stats = api.get("/stats", params={"namespace": ns}).json()
+        assert stats["documents"] == 2 and stats["passages"] == 4
+        # a fact of one section finds that section's passage, which names its document
+        for question, document, heading in (("Who installed the Quillmere tide gauge?", "handbook.md", "Tides"),
+                                            ("Who keeps the lighthouse log?", "site/page.html", "Staff")):
+            found = api.post("/query", json={"namespace": ns, "query": question, "mode": "bm25", "top_k": 1}).json()
+            top = found["passages"][0]
+            assert top["metadata"]["document"] == document and top["title"] == heading, found
+        navigation = api.post("/query", json={"namespace": ns, "query": "Home About menu", "mode": "bm25"}).json()
+        assert all("Home" not in p["text"] for p in navigation["passages"])  # the page's content, not its navigation
+        # the same documents again: nothing to do
+        again = api.post("/documents", json={"namespace": ns, "documents": documents}).json()
+        assert again["documents_unchanged"] == 2 and again["indexed"] == 0 and again["passages_removed"] == 0
+
+        # what cannot be read is named in skipped, and the rest indexed
+        mixed = api.post("/documents", json={"namespace": ns, "documents": [
+            {"id": "notes.docx", "text": "A word processor file."},
+            {"id": "latin.md", "base64": b64("Caf\u00e9 cr\u00e8me au lait.\n".encode("latin-1"))},
+            {"id": "extra.txt", "text": "The ferry to Quillmere leaves at dawn."},
+            {"id": "../escape.md", "text": "Outside the folder."},
+        ]})
+        assert mixed.status_code == 200, mixed.text
+        mixed = mixed.json()
+        skipped = {s["item"]: s["reason"] for s in mixed["skipped"]}
+        assert set(skipped) == {"notes.docx", "latin.md", "../escape.md"}, skipped
+        assert "unsupported file type '.docx'" in skipped["notes.docx"] and ".pdf" in skipped["notes.docx"]
+        assert "not UTF-8" in skipped["latin.md"] and "'..'" in skipped["../escape.md"]
+        assert mixed["documents"] == 1 and mixed["indexed"] == 1
+        assert api.get("/stats", params={"namespace": ns}).json()["documents"] == 3
+
+        # content that is not base64 is named in skipped; both or neither of text and base64: the request is refused
+        r = api.post("/documents", json={"namespace": ns, "documents": [{"id": "report.pdf", "base64": "%%% not base64"}]})
+        assert r.status_code == 200, r.text
+        assert [(s["item"], s["reason"].startswith("not valid base64")) for s in r.json()["skipped"]] == [("report.pdf", True)]
+        r = api.post("/documents", json={"namespace": ns, "documents": [{"id": "a.md", "text": "x", "base64": "eA=="}]})
+        assert r.status_code == 422 and "exactly one of text" in one_line(r)
+        r = api.post("/documents", json={"namespace": ns, "documents": []})
+        assert r.status_code == 422 and one_line(r).startswith("documents:")
+
+        # prune: the documents not sent are removed, those sent but unreadable kept
+        pruned = api.post("/documents", json={"namespace": ns, "prune": True, "documents": [
+            {"id": "handbook.md", "text": HANDBOOK}, {"id": "extra.txt", "base64": b64(b"\x00\x01\x02 not text \x00")}]}).json()
+        assert pruned["documents_removed"] == 1 and pruned["documents_unchanged"] == 1, pruned
+        assert [s["item"] for s in pruned["skipped"]] == ["extra.txt"]
+        stats = api.get("/stats", params={"namespace": ns}).json()
+        assert stats["documents"] == 2 and stats["passages"] == 3
+
+        # delete by document
+        gone = api.post("/documents/delete", json={"namespace": ns, "ids": ["extra.txt", "nope.md"]})
+        assert gone.status_code == 200, gone.text
+        assert gone.json()["deleted"] == 1 and gone.json()["missing"] == ["nope.md"] and gone.json()["namespace"] == ns
+        stats = api.get("/stats", params={"namespace": ns}).json()
+        assert stats["documents"] == 1 and stats["passages"] == 2
+        left = api.post("/query", json={"namespace": ns, "query": "ferry Quillmere dawn", "mode": "bm25"}).json()
+        assert {p["metadata"]["document"] for p in left["passages"]} == {"handbook.md"}
+        assert api.post("/documents/delete", json={"namespace": "no-such-namespace", "ids": ["x.md"]}).status_code == 404
+        assert api.post("/documents/delete", json={"namespace": ns, "ids": []}).status_code == 422
+        schema = api.get("/openapi.json").json()["paths"]
+        assert schema["/documents"]["post"]["tags"] == ["memory"] and schema["/documents/delete"]["post"]["tags"] == ["memory"]
     finally:
         HippoRAG(connection, namespace=ns, driver=driver, extractor=NoExtractor()).drop_namespace()
 

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 
 import anyio
 import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from hippo_neo4j import limits
+from hippo_neo4j import HippoRAG, limits
 
+from .conftest import NoExtractor
 from .serving import HIPPO, free_port, hippo_env, indexed_namespace, start, stop
 
-TOOLS = {"remember", "recall", "forget", "describe"}
+TOOLS = {"remember", "recall", "forget", "describe", "remember_document", "forget_document"}
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +101,64 @@ def test_stdio_list_and_call_every_tool(connection, corpus, tmp_path):
             await _exercise(client, ns, docs)
 
     anyio.run(main)
+
+
+HANDBOOK = ("# Harbour handbook\n\n## Tides\n\nThe Quillmere tide gauge was installed by Orsolya Venkatraman in 1911.\n\n"
+            "## Boats\n\nThe harbour keeps three pilot boats painted saffron yellow.\n")
+
+
+def test_stdio_remember_recall_and_forget_a_document(connection, driver, corpus):
+    ns, _ = corpus
+    docs_ns = f"serve-mcp-docs-{int(time.time() * 1000)}"
+    params = StdioServerParameters(command=HIPPO[0], args=[*HIPPO[1:], "mcp", "--extractor", "offline"],
+                                   env=hippo_env(connection, ns))
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=300) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert {"id", "text", "namespace"} == set(tools["remember_document"].input_schema["properties"])
+            document = {"id": "guide/harbour.md", "text": HANDBOOK, "namespace": docs_ns}
+            stored = structured(await client.call_tool("remember_document", document))
+            assert stored["namespace"] == docs_ns and stored["documents"] == 1 and stored["documents_unchanged"] == 0
+            assert stored["passages"] == 2 and stored["indexed"] == 2 and stored["skipped"] == []  # one per section
+            again = structured(await client.call_tool("remember_document", document))
+            assert again["documents_unchanged"] == 1 and again["indexed"] == 0
+
+            found = structured(await client.call_tool("recall", {
+                "query": "Who installed the Quillmere tide gauge?", "mode": "bm25", "top_k": 1, "namespace": docs_ns}))
+            top = found["passages"][0]
+            assert top["metadata"]["document"] == "guide/harbour.md" and top["title"] == "Tides", found
+            only = structured(await client.call_tool("recall", {
+                "query": "pilot boats", "mode": "dense", "namespace": docs_ns, "filters": {"document": "guide/harbour.md"}}))
+            assert only["filtered_passages"] == 2
+
+            # a changed section: only its passage is replaced
+            changed = dict(document, text=HANDBOOK.replace("saffron yellow", "cobalt blue"))
+            updated = structured(await client.call_tool("remember_document", changed))
+            assert updated["indexed"] == 1 and updated["passages_removed"] == 1 and updated["documents_unchanged"] == 0
+            assert structured(await client.call_tool("describe", {"namespace": docs_ns}))["documents"] == 1
+
+            for bad, words in (({"id": "notes.docx", "text": "x"}, "unsupported file type '.docx'"),
+                               ({"id": "../up.md", "text": "x"}, "'..'"),
+                               ({"id": "report.pdf", "text": "x"}, "base64"),
+                               ({"id": "empty.md", "text": "   "}, "empty")):
+                refused = await client.call_tool("remember_document", {**bad, "namespace": docs_ns})
+                assert refused.is_error and words in refused.content[0].text, refused.content
+
+            forgotten = structured(await client.call_tool("forget_document", {"id": "guide/harbour.md",
+                                                                              "namespace": docs_ns}))
+            assert forgotten["namespace"] == docs_ns and forgotten["deleted"] == 2 and forgotten["missing"] == []
+            twice = structured(await client.call_tool("forget_document", {"id": "guide/harbour.md", "namespace": docs_ns}))
+            assert twice["deleted"] == 0 and twice["missing"] == ["guide/harbour.md"]
+            described = structured(await client.call_tool("describe", {"namespace": docs_ns}))
+            assert described["documents"] == 0 and described["passages"] == 0
+            missing = await client.call_tool("forget_document", {"id": "x.md", "namespace": "no-such-namespace"})
+            assert missing.is_error and "no passages" in missing.content[0].text
+
+    try:
+        anyio.run(main)
+    finally:
+        HippoRAG(connection, namespace=docs_ns, driver=driver, extractor=NoExtractor()).drop_namespace()
 
 
 def test_streamable_http(connection, corpus, tmp_path):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hippo_neo4j.errors import HippoError
+from hippo_neo4j.text import CONTROL
 
 if TYPE_CHECKING:  # imported lazily by the readers that need them
     from bs4 import Tag
@@ -157,6 +158,69 @@ def read_folder(root: Path) -> tuple[list[Document], list[tuple[str, str]]]:
     documents.sort(key=lambda d: d.id)
     skipped.sort()
     return documents, skipped
+
+
+# the longest file name most file systems take, in bytes (a sent document is read from a file of its id's name)
+_NAME_BYTES = 255
+_ID_CONTROL = re.compile(f"[{CONTROL}]")
+
+
+def read_bytes(document_id: str, data: bytes) -> Document:
+    """A document sent over the wire (``hippo serve``, ``hippo mcp``): `data` read as a file named by
+    `document_id`, whose suffix gives its format, exactly as `read_document` reads a file under a folder.
+
+    `document_id` is a relative POSIX path (``handbook.md``, ``wiki/setup.html``): no absolute path, no ``.`` or
+    ``..`` segment, no empty segment, no backslash or control character, each segment at most 255 bytes. An id
+    that is not one, a suffix not in `SUPPORTED_SUFFIXES` and bytes that hold no readable text raise
+    UnreadableDocument with a one-line reason. `modified` is the time it was read.
+    """
+    import tempfile
+    from dataclasses import replace
+    from pathlib import PurePosixPath
+
+    _check_sent_id(document_id)
+    name = PurePosixPath(document_id).name
+    suffix = PurePosixPath(name).suffix
+    if suffix.lower() not in SUPPORTED_SUFFIXES:
+        kind = f"unsupported file type {suffix!r}" if suffix else "no file type"
+        raise UnreadableDocument(document_id, f"{kind}: the id's suffix gives the format (supported: "
+                                              f"{', '.join(sorted(SUPPORTED_SUFFIXES))})")
+    with tempfile.TemporaryDirectory(prefix="hippo-document-") as folder:
+        path = Path(folder) / name
+        try:
+            path.write_bytes(data)
+        except OSError as exc:
+            raise UnreadableDocument(document_id, f"cannot hold the document: {exc.strerror or exc}") from None
+        try:
+            document = read_document(path, Path(folder))
+        except UnreadableDocument as exc:
+            raise UnreadableDocument(document_id, exc.reason) from None
+    return replace(document, id=document_id)
+
+
+def _check_sent_id(document_id: object) -> None:
+    """A sent document's id as `read_bytes` takes it, else UnreadableDocument naming the rule it breaks."""
+    if not isinstance(document_id, str) or not document_id:
+        raise UnreadableDocument(str(document_id), "a document id must be a non-empty relative path, such as "
+                                                   "'handbook.md'")
+    try:
+        document_id.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UnreadableDocument(repr(document_id), "a document id must be valid Unicode (it holds a lone "
+                                                    "surrogate)") from None
+    if _ID_CONTROL.search(document_id):
+        raise UnreadableDocument(repr(document_id), "a document id may not hold control characters")
+    if "\\" in document_id:
+        raise UnreadableDocument(document_id, "a document id is a POSIX path: '/' separates folders, not '\\'")
+    if document_id.startswith("/"):
+        raise UnreadableDocument(document_id, "a document id is a relative path, not an absolute one")
+    for segment in document_id.split("/"):
+        if segment in ("", ".", ".."):
+            raise UnreadableDocument(document_id, "a document id is a relative path without empty, '.' or '..' "
+                                                  "segments")
+        if len(segment.encode("utf-8")) > _NAME_BYTES:
+            raise UnreadableDocument(document_id, f"each segment of a document id is a file name of at most "
+                                                  f"{_NAME_BYTES} bytes")
 
 
 def document_paths(root: Path) -> Iterator[Path]:

@@ -4,6 +4,8 @@
     POST /query   {"query", "namespace"?, "mode"?, "top_k"?, "entities"?, "recognition_filter"?, "fresh"?,
                    "filters"?}  -> the result, its explanation and the Cypher statement that draws it in Neo4j Browser
     POST /delete  {"namespace"?, "ids": [...]}
+    POST /documents         {"namespace"?, "documents": [{"id", "text" | "base64"}, ...], "prune"?, "passage_tokens"?}
+    POST /documents/delete  {"namespace"?, "ids": [document ids]}
     GET  /stats?namespace=...     GET /modes     GET /health     GET /openapi.json (also at /docs)
 
 It binds to 127.0.0.1 unless told otherwise; any other address needs ``HIPPO_API_KEY`` (sent as
@@ -17,11 +19,13 @@ the server's, never a stack trace.
 
 from __future__ import annotations
 
+import binascii
 import hmac
 import ipaddress
 import logging
 import os
 import socket
+from base64 import b64decode
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, AsyncIterator, Awaitable, Callable
 
@@ -36,12 +40,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from ..config import env_number
+from ..documents.readers import SUPPORTED_SUFFIXES, Document, UnreadableDocument, read_bytes
 from ..errors import ConfigError, HippoError, ServerError, UnknownNamespace
-from ..limits import (BODY_BYTES, ENTITIES, ENTITY_CHARS, IDS_PER_REQUEST, NAMESPACE_CHARS, NAMESPACE_PATTERN,
-                      PASSAGES_PER_REQUEST, QUERY_CHARS, TOP_K, check_namespace)
+from ..limits import (BODY_BYTES, DOCUMENT_ID_CHARS, ENTITIES, ENTITY_CHARS, IDS_PER_REQUEST, NAMESPACE_CHARS,
+                      NAMESPACE_PATTERN, PASSAGES_PER_REQUEST, QUERY_CHARS, TOP_K, check_namespace)
 from ..metadata import FILTERS_SCHEMA
-from ..models import DeleteReport, IndexReport, PassageIn, RetrievalResult
+from ..memory import offload
+from ..models import DeleteReport, IndexReport, PassageIn, RetrievalResult, SkippedItem, item_name
 from ..retrieve import MODES
+from ..text import scrub
 from .memories import Memories
 
 log = logging.getLogger(__name__)
@@ -202,6 +209,75 @@ class DeleteRequest(BaseModel):
 
 class DeleteResponse(DeleteReport):
     namespace: str
+
+
+_SUFFIXES = ", ".join(sorted(SUPPORTED_SUFFIXES))
+
+
+class DocumentIn(BaseModel):
+    """One document, sent whole: its id names it (and its suffix gives its format), its content is text or bytes."""
+
+    model_config = {"json_schema_extra": {"oneOf": [{"required": ["text"]}, {"required": ["base64"]}]}}
+
+    id: str = Field(max_length=DOCUMENT_ID_CHARS, description=f"the document's name, a relative POSIX path such as "
+                    f"'handbook.md' or 'wiki/setup.html' (no '..', absolute path, backslash or control character); "
+                    f"its suffix gives the format ({_SUFFIXES}); its passages carry it as metadata 'document'")
+    text: Annotated[str | None, WithJsonSchema({"type": "string"})] = Field(
+        None, description="the content as text: Markdown, plain text or HTML")
+    base64: Annotated[str | None, WithJsonSchema({"type": "string"})] = Field(
+        None, description="the file's bytes, base64-encoded (white space ignored): a PDF, or any of the formats; "
+        "content that does not decode is named in the answer's skipped")
+
+    @model_validator(mode="after")
+    def _one_content(self) -> "DocumentIn":
+        if (self.text is None) == (self.base64 is None):
+            raise ValueError("give exactly one of text (Markdown, plain text, HTML) and base64 (the file's bytes: a "
+                             "PDF, or any format)")
+        return self
+
+    def data(self) -> bytes:
+        """The document's bytes: the text as UTF-8 (a lone surrogate kept, so the reader names it), or the decoded
+        base64 (:class:`UnreadableDocument` when it does not decode)."""
+        if self.base64 is not None:
+            try:
+                return b64decode("".join(self.base64.split()), validate=True)
+            except (binascii.Error, ValueError) as exc:  # outside the alphabet, not ASCII, bad padding
+                raise UnreadableDocument(self.id, f"not valid base64 ({exc})") from None
+        return (self.text or "").encode("utf-8", "surrogatepass")
+
+
+class DocumentsRequest(BaseModel):
+    namespace: Namespace | None = namespace_field()
+    documents: list[DocumentIn] = Field(min_length=1, max_length=PASSAGES_PER_REQUEST)
+    prune: bool = Field(False, description="also remove the namespace's documents that are not in this request "
+                        "(those sent but unreadable are kept)")
+    passage_tokens: int | None = Field(None, ge=16, le=100_000, description="the most encoder tokens a passage "
+                                       "holds (hippo index --passage-tokens); default: the encoder's window")
+
+
+def read_sent(sent: list[DocumentIn]) -> tuple[list[Document], list[tuple[str, str, int]]]:
+    """The documents of a request read (:func:`~hippo_neo4j.documents.readers.read_bytes`), and the (id, reason,
+    position) of those that cannot be: an id that is not a relative path, an unsupported suffix, no readable text,
+    an id the request has already."""
+    documents: list[Document] = []
+    unreadable: list[tuple[str, str, int]] = []
+    seen: set[str] = set()
+    for position, item in enumerate(sent):
+        if item.id in seen:
+            unreadable.append((item.id, "a document id the request has already", position))
+            continue
+        seen.add(item.id)
+        try:
+            documents.append(read_bytes(item.id, item.data()))
+        except UnreadableDocument as exc:
+            unreadable.append((item.id, exc.reason, position))
+    return documents, unreadable
+
+
+class DocumentsDeleteRequest(BaseModel):
+    namespace: Namespace | None = namespace_field()
+    ids: list[Annotated[str, Field(max_length=DOCUMENT_ID_CHARS)]] = Field(
+        min_length=1, max_length=PASSAGES_PER_REQUEST, description="document ids")
 
 
 class Mode(BaseModel):
@@ -448,6 +524,32 @@ def create_app(memories: Memories, settings: ServeSettings | None = None, *, clo
         """Remove passages and exactly their contribution to the graph."""
         report = await memories.adelete(body.ids, body.namespace)
         return DeleteResponse(namespace=memories.namespace(body.namespace), **report.model_dump())
+
+    @app.post("/documents", response_model=IndexResponse, dependencies=authorised, tags=["memory"])
+    async def documents(body: DocumentsRequest) -> IndexResponse:
+        """Index documents (Markdown, text, HTML, PDF): each is cut into passages along its headings and
+        paragraphs (PDF: pages), linked to a Document node; sending one again replaces only the passages whose text
+        changed. A document that cannot be read is named in ``skipped`` with the reason, and the rest indexed;
+        with ``prune``, the namespace's documents not in the request are removed."""
+        read, unreadable = await offload(memories.executor, read_sent, body.documents)  # PDF and HTML parsing
+        report = await memories.aindex_documents(read, body.namespace, passage_tokens=body.passage_tokens,
+                                                 prune=body.prune, present=[d for d, _, _ in unreadable])
+        report.skipped += [SkippedItem(item=item_name(scrub(d), position), reason=reason)
+                           for d, reason, position in unreadable]
+        return IndexResponse(namespace=memories.namespace(body.namespace), **report.model_dump())
+
+    @app.post("/documents/delete", response_model=DeleteResponse, dependencies=authorised, tags=["memory"])
+    async def delete_documents(body: DocumentsDeleteRequest) -> DeleteResponse:
+        """Remove documents (by id) and exactly their contribution: their passages, as /delete removes them, and
+        their nodes. ``requested`` and ``deleted`` count passages; ``missing`` names the documents the namespace
+        does not hold."""
+        total = DeleteReport(requested=0, deleted=0)
+        for document_id in dict.fromkeys(body.ids):
+            report = await memories.adelete_document(document_id, body.namespace)
+            total.requested += report.requested
+            total.deleted += report.deleted
+            total.missing += report.missing
+        return DeleteResponse(namespace=memories.namespace(body.namespace), **total.model_dump())
 
     @app.get("/stats", dependencies=authorised, tags=["memory"])
     async def stats(namespace: Namespace | None = Query(None)) -> dict[str, Any]:

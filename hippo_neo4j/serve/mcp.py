@@ -1,9 +1,10 @@
 """``hippo mcp``: the memory as an MCP server (the official ``mcp`` SDK), over stdio or streamable HTTP.
 
 Tools: ``remember`` (index passages), ``recall`` (query with a mode and top_k: the passages, how each was
-found, and the Cypher statement that draws it in Neo4j Browser), ``forget`` (delete passages by id) and
-``describe`` (the namespace's sizes and the modes). Every tool takes ``namespace``; left out, the server's
-namespace (``--namespace`` / ``HIPPO_NAMESPACE``) is used.
+found, and the Cypher statement that draws it in Neo4j Browser), ``forget`` (delete passages by id),
+``remember_document`` (index a Markdown, text or HTML document, cut into passages along its headings),
+``forget_document`` (delete a document and its passages) and ``describe`` (the namespace's sizes and the modes).
+Every tool takes ``namespace``; left out, the server's namespace (``--namespace`` / ``HIPPO_NAMESPACE``) is used.
 
 Over HTTP the same rule as ``hippo serve`` holds: 127.0.0.1 by default, and any other address only with
 ``HIPPO_API_KEY``, which clients then send as ``Authorization: Bearer <key>``.
@@ -19,17 +20,20 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from ..documents.readers import UnreadableDocument, read_bytes
 from ..errors import HippoError
-from ..limits import IDS_PER_REQUEST, PASSAGES_PER_REQUEST, TOP_K
+from ..limits import DOCUMENT_ID_CHARS, IDS_PER_REQUEST, PASSAGES_PER_REQUEST, TOP_K
+from ..memory import offload
 from ..models import PassageIn
 from .memories import Memories
 
 log = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
-    "A HippoRAG long-term memory on Neo4j. Store passages with `remember`, retrieve the passages relevant to a "
-    "question with `recall` (multi-hop questions: the default mode walks the graph of phrases and passages), "
-    "remove passages with `forget`, and see what is stored with `describe`."
+    "A HippoRAG long-term memory on Neo4j. Store passages with `remember` (or whole documents with "
+    "`remember_document`), retrieve the passages relevant to a question with `recall` (multi-hop questions: the "
+    "default mode walks the graph of phrases and passages), remove passages with `forget` (documents with "
+    "`forget_document`), and see what is stored with `describe`."
 )
 
 
@@ -59,7 +63,7 @@ def _fail(exc: HippoError) -> ToolError:
 
 
 def build_server(memories: Memories) -> MCPServer:
-    """The MCP server and its four tools over ``memories``: coroutines on the namespaces' AsyncHippoRAG clients,
+    """The MCP server and its six tools over ``memories``: coroutines on the namespaces' AsyncHippoRAG clients,
     so that the server's event loop never waits for Neo4j, the encoder or spaCy."""
     from ..retrieve import MODES, default_mode
 
@@ -104,6 +108,39 @@ def build_server(memories: Memories) -> MCPServer:
     async def forget(ids: Annotated[list[str], Field(max_length=IDS_PER_REQUEST)], namespace: str | None = None) -> dict[str, Any]:
         try:
             report = await memories.adelete(ids, namespace)
+        except HippoError as exc:
+            raise _fail(exc) from None
+        return {"namespace": memories.namespace(namespace), **report.model_dump()}
+
+    @server.tool(description="Store a document (Markdown, text or HTML, by its name's suffix) in long-term memory: "
+                 "it is cut into passages along its headings and paragraphs; storing it again replaces only the "
+                 "passages whose text changed. id: the document's name, a relative path such as 'handbook.md' or "
+                 "'wiki/setup.html' (.md, .markdown, .txt, .html, .htm); its passages carry it as metadata "
+                 "'document', which recall can filter on. Returns how many passages were indexed, unchanged and "
+                 "removed, and in `skipped` each passage that was not indexed, with the reason.")
+    async def remember_document(id: Annotated[str, Field(max_length=DOCUMENT_ID_CHARS)], text: str,
+                                namespace: str | None = None) -> dict[str, Any]:
+        try:
+            memories.namespace(namespace)  # a bad name fails before the document is read
+            if id.lower().endswith(".pdf"):
+                raise UnreadableDocument(id, "a PDF cannot be sent as text: index it with hippo index, or send its "
+                                             "bytes as base64 to hippo serve's POST /documents")
+            # read on the pool: HTML parsing is the server's work, not its event loop's
+            document = await offload(memories.executor, read_bytes, id, text.encode("utf-8", "surrogatepass"))
+            report = await memories.aindex_documents([document], namespace)
+        except HippoError as exc:
+            raise _fail(exc) from None
+        return {"namespace": memories.namespace(namespace),
+                **report.model_dump(include={"documents", "documents_unchanged", "passages", "indexed", "unchanged",
+                                             "passages_removed", "skipped"})}
+
+    @server.tool(description="Remove a document (by the id it was remembered with) from memory: its passages, with "
+                 "exactly their contribution to the graph, and its node. `missing` names it when memory holds no "
+                 "such document.")
+    async def forget_document(id: Annotated[str, Field(max_length=DOCUMENT_ID_CHARS)],
+                              namespace: str | None = None) -> dict[str, Any]:
+        try:
+            report = await memories.adelete_document(id, namespace)
         except HippoError as exc:
             raise _fail(exc) from None
         return {"namespace": memories.namespace(namespace), **report.model_dump()}

@@ -7,8 +7,9 @@ their server's lock (graph/server.py). What is not shared freely:
 
 - the offline extractor (a spaCy pipeline, whose tokenizer cache is mutated by every call) runs one call at a
   time (:class:`LockedExtractor`);
-- writes to one namespace (index, delete) run one at a time, so that two batches naming the same phrases do
-  not race each other's synonym linking; queries do not wait for them (each write is one transaction).
+- writes to one namespace (index, delete, index_documents, delete_document) run one at a time, so that two
+  batches naming the same phrases do not race each other's synonym linking; queries do not wait for them (each
+  write is one transaction).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..metadata import Filters
 from ..text import scrub
 
 if TYPE_CHECKING:
+    from ..documents import Document
     from ..memory import HippoRAG
     from ..models import DeleteReport, IndexReport, PassageIn, RetrievalResult
 
@@ -154,6 +156,22 @@ class Memories:
         with self.writer(memory.namespace):
             return memory.delete(ids)
 
+    def index_documents(
+        self, documents: Sequence["Document"], namespace: str | None = None, *, passage_tokens: int | None = None,
+        prune: bool = False, present: Sequence[str] = (),
+    ) -> "IndexReport":
+        """:meth:`HippoRAG.index_documents <hippo_neo4j.memory.HippoRAG.index_documents>` (documents read by
+        :func:`~hippo_neo4j.documents.readers.read_bytes`); ``present``: the ids of documents sent but unreadable,
+        which ``prune`` keeps."""
+        memory = self.memory(namespace, must_exist=False)
+        with self.writer(memory.namespace):
+            return memory.index_documents(documents, passage_tokens=passage_tokens, prune=prune, present=present)
+
+    def delete_document(self, document_id: str, namespace: str | None = None) -> "DeleteReport":
+        memory = self.memory(namespace)
+        with self.writer(memory.namespace):
+            return memory.delete_document(scrub(document_id))
+
     def query(
         self, text: str, *, namespace: str | None = None, mode: str | None = None, top_k: int = 10,
         entities: Sequence[str] | None = None, recognition_filter: bool = True, fresh: bool = False,
@@ -184,6 +202,16 @@ class Memories:
 
     async def adelete(self, ids: Sequence[str], namespace: str | None = None) -> "DeleteReport":
         return await offload(self.executor, self.delete, ids, namespace)
+
+    async def aindex_documents(
+        self, documents: Sequence["Document"], namespace: str | None = None, *, passage_tokens: int | None = None,
+        prune: bool = False, present: Sequence[str] = (),
+    ) -> "IndexReport":
+        return await offload(self.executor, self.index_documents, documents, namespace, passage_tokens=passage_tokens,
+                             prune=prune, present=present)
+
+    async def adelete_document(self, document_id: str, namespace: str | None = None) -> "DeleteReport":
+        return await offload(self.executor, self.delete_document, document_id, namespace)
 
     async def aquery(self, text: str, **options: Any) -> tuple["RetrievalResult", str]:
         """:meth:`query`, with the same keyword arguments."""
