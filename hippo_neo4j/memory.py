@@ -66,6 +66,17 @@ WORDS_AS_TOKENS = 1.3
 FALLBACK_PASSAGE_TOKENS = 256
 
 
+def passage_budget(encoder: object) -> tuple[Callable[[str], int], int]:
+    """How a document's passages are measured: the encoder's token count and the most tokens a passage (its
+    title and text, as embedded) may take before the encoder truncates it; a word count where the encoder cannot
+    say."""
+    counter = getattr(encoder, "token_counter", None)
+    found = counter() if callable(counter) else None
+    if found is not None:
+        return found
+    return (lambda text: int(len(text.split()) * WORDS_AS_TOKENS) + 1), FALLBACK_PASSAGE_TOKENS
+
+
 class HippoRAG:
     """A HippoRAG memory living in one namespace of a Neo4j database."""
 
@@ -200,16 +211,6 @@ class HippoRAG:
 
     # -- documents
 
-    def passage_budget(self) -> tuple[Callable[[str], int], int]:
-        """How a document's passages are measured: the encoder's token count and the most tokens a passage (its
-        title and text, as embedded) may take before the encoder truncates it; a word count where the encoder
-        cannot say."""
-        counter = getattr(self.encoder, "token_counter", None)
-        found = counter() if callable(counter) else None
-        if found is not None:
-            return found
-        return (lambda text: int(len(text.split()) * WORDS_AS_TOKENS) + 1), FALLBACK_PASSAGE_TOKENS
-
     def index_documents(self, documents: Iterable["Document"], *, passage_tokens: int | None = None,
                         prune: bool = False, present: Iterable[str] = (), progress: bool = False) -> IndexReport:
         """Index documents (:func:`hippo_neo4j.documents.read_folder`): each is cut into passages along its
@@ -227,7 +228,7 @@ class HippoRAG:
         from .documents import passage_ids, passages_of
 
         docs = list(documents)
-        count, window = self.passage_budget()
+        count, window = passage_budget(self.encoder)
         budget = min(passage_tokens, window) if passage_tokens else window
         store = DocumentStore(self.store)
         report = IndexReport(documents=len(docs))

@@ -142,8 +142,9 @@ def _index_documents(ctx: click.Context, path: Path, extractor_kind: str, prune:
         from ..encode import shared_encoder
         from ..models import PassageIn
 
-        counter = shared_encoder().token_counter()
-        count, window = counter if counter is not None else (lambda t: len(t.split()), 256)
+        from ..memory import passage_budget
+
+        count, window = passage_budget(shared_encoder())
         budget = min(passage_tokens or window, window)
         passages = [PassageIn(title=d.title, text=part.text) for d in documents for part in passages_of(d, count, budget)]
         _dry_run(ctx, passages, resolve_kind(extractor_kind))
