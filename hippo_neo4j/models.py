@@ -68,9 +68,11 @@ class PassageIn(BaseModel):
 def as_passage(item: PassageIn | dict[str, Any] | str) -> PassageIn:
     """A passage from a :class:`PassageIn`, a map of its fields (HippoRAG's ``extracted_triples`` and
     ``extracted_entities`` too), or a string (its text). Anything else is a TypeError ("not a passage object:
-    int 42"); invalid fields a ValidationError, invalid metadata a ConfigError."""
+    int 42"); invalid fields a ValidationError, invalid metadata a ConfigError. A :class:`PassageIn` is copied:
+    indexing fills in the copy's extraction, never the caller's (the same objects indexed again, into another
+    namespace or with another extractor, are extracted again)."""
     if isinstance(item, PassageIn):
-        return item
+        return item.model_copy()
     if isinstance(item, str):
         return PassageIn(text=item)
     if not isinstance(item, Mapping):

@@ -21,7 +21,7 @@ PIPELINE_DEADLINE_S = 300  # only guards against a hang
 
 
 def fresh(docs):
-    """Copies: indexing fills in missing extractions on the passages it is given."""
+    """Copies, so a test may change them (indexing itself leaves the passages it is given as they are)."""
     return [d.model_copy(deep=True) for d in docs]
 
 
@@ -243,3 +243,33 @@ def test_a_small_write_into_a_large_namespace_searches_the_vector_index(memory_f
     assert memory.stats()["phrases"] <= 20 * synonyms.HELD_PHRASES_PER_PASSAGE
     memory.index(fresh(musique[65:85]))  # 20 passages: a bulk run for this namespace
     assert read == [1]
+
+
+class CountingExtractor:
+    """One entity per passage (its first word), counting the passages it was asked for."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def extract(self, passages):
+        from hippo_neo4j.models import Extraction
+
+        self.asked += len(passages)
+        return [Extraction(named_entities=[p.text.split()[0]], triples=[]) for p in passages]
+
+    def query_entities(self, text):
+        return text.split()[:1]
+
+
+def test_indexing_leaves_the_callers_passages_as_they_are(memory_factory, musique):
+    """The same PassageIn objects indexed into a second namespace are extracted again there: the first run
+    filled in its own copies' extractions, not the caller's objects."""
+    corpus = [d.model_copy(update={"extraction": None}) for d in musique[:6]]
+    extractor = CountingExtractor()
+    for _ in range(2):
+        report = memory_factory(extractor=extractor).index(corpus)
+        assert report.indexed == len(corpus)
+    assert extractor.asked == 2 * len(corpus)
+    assert all(d.extraction is None for d in corpus)
