@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"graph", "extract"},
     {"encode", "llm", "runtime", "corpus", "db", "documents"},
     {"metadata", "models", "limits"},
-    {"config", "errors", "text", "__init__"},  # the package's __init__: __version__ (its exports load by name)
+    {"config", "errors", "text", "progress", "__init__"},  # the package's __init__: __version__ (its exports load by name)
 ]
 
 

@@ -46,6 +46,7 @@ from .graph.store import GraphStore
 from .graph.synonyms import SynonymLinker
 from .metadata import Filters
 from .models import DeleteReport, FactHit, IndexReport, LinkedEntity, PassageIn, RetrievalResult, read_passage
+from .progress import progress_bar
 from .retrieve import MODES, DenseRetriever, Query, RetrievalContext, Retriever, default_mode, deprecated_filter
 from .retrieve.linking import RecognitionFilterLike, link_entities, link_facts
 from .text import scrub
@@ -233,42 +234,46 @@ class HippoRAG:
         store = DocumentStore(self.store)
         report = IndexReport(documents=len(docs))
         items: list[PassageIn] = []
-        plans: list[tuple[Document, list[dict[str, Any]]]] = []
+        plans: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
         stale: list[str] = []
         removed: list[str] = []
-        for doc in docs:
-            state = store.state(doc.id)
-            if state.unchanged(doc.content_hash, budget):
-                report.documents_unchanged += 1
-                continue
-            titles = {section_title(doc, s.heading_path) for s in doc.sections}
-            room = max(budget - max((count(t) for t in titles), default=0) - 1, 16)  # embedded: title, newline, text
-            parts = passages_of(doc, count, room)
-            ids = passage_ids(doc.id, parts)
-            for pid, part in zip(ids, parts):
-                metadata: dict[str, Any] = {"document": doc.id, "format": doc.format, "modified": doc.modified}
-                if part.page is not None:
-                    metadata["page"] = part.page
-                items.append(PassageIn(id=pid, title=section_title(doc, part.heading_path), text=part.text,
-                                       metadata=metadata))
-            stale += state.stale(doc.id, ids)
-            plans.append((doc, [{"id": pid, "heading": " › ".join(part.heading_path)} for pid, part in zip(ids, parts)]))
+        with progress_bar(progress, len(docs), "cutting documents") as advance:
+            states = store.states([doc.id for doc in docs])
+            for doc in docs:
+                state = states[doc.id]
+                advance(1)
+                if state.unchanged(doc.content_hash, budget):
+                    report.documents_unchanged += 1
+                    continue
+                titles = {section_title(doc, s.heading_path) for s in doc.sections}
+                room = max(budget - max((count(t) for t in titles), default=0) - 1, 16)  # embedded: title, newline, text
+                parts = passages_of(doc, count, room)
+                ids = passage_ids(doc.id, parts)
+                for pid, part in zip(ids, parts):
+                    metadata: dict[str, Any] = {"document": doc.id, "format": doc.format, "modified": doc.modified}
+                    if part.page is not None:
+                        metadata["page"] = part.page
+                    items.append(PassageIn(id=pid, title=section_title(doc, part.heading_path), text=part.text,
+                                           metadata=metadata))
+                stale += state.stale(doc.id, ids)
+                properties = {"id": doc.id, "title": doc.title, "format": doc.format, "hash": doc.content_hash,
+                              "size": doc.size, "modified": doc.modified, "path": doc.id, "passageTokens": budget}
+                plans.append((properties, [{"id": pid, "heading": " › ".join(part.heading_path)}
+                                           for pid, part in zip(ids, parts)]))
         if prune:
             keep = {d.id for d in docs} | set(present)
-            for listed in store.listed():
-                if listed["id"] not in keep:
-                    stale += store.state(listed["id"]).stale(listed["id"], [])
-                    removed.append(listed["id"])
+            removed = [listed["id"] for listed in store.listed() if listed["id"] not in keep]
+            for document_id, state in store.states(removed).items():
+                stale += state.stale(document_id, [])
         if stale:  # first, as an update does: the new passages are linked as a fresh index would link them
             report.passages_removed = self.delete(sorted(set(stale))).deleted
         if items:
             report.merge(self.index(items, progress=progress))
         report.documents_removed = sum(store.delete(document_id) for document_id in removed)
-        for doc, passages in plans:
-            properties = {"id": doc.id, "title": doc.title, "format": doc.format, "hash": doc.content_hash,
-                          "size": doc.size, "modified": doc.modified, "path": doc.id, "passageTokens": budget}
-            if store.write(properties, passages) < len(passages):  # a passage failed (extraction): cut it again next run
-                store.write(properties | {"hash": None}, passages)
+        held = store.write(plans)
+        # a passage that failed (its extraction) is missing: the document is cut again next run
+        store.write([(properties | {"hash": None}, passages) for properties, passages in plans
+                     if held.get(properties["id"], 0) < len(passages)])
         return report
 
     def documents(self) -> list[dict[str, Any]]:

@@ -193,3 +193,55 @@ def test_bad_documents_are_named_counted_and_the_rest_indexed(env, tmp_path):
     assert out.exit_code == 1 and "no document under" in out.output
     docs, skipped = read_folder(folder)
     assert [d.id for d in docs] == ["good.md"] and len(skipped) == 4
+
+
+class _RefusingExtractor:
+    """The offline extractor, except that it gives no extraction for a passage holding ``refuse`` (as an LLM
+    extractor does for a passage it could not read), until ``refuse`` is cleared."""
+
+    def __init__(self, refuse: str) -> None:
+        from hippo_neo4j.extract import make_extractor
+
+        self.real = make_extractor("offline", cache=False)
+        self.refuse = refuse
+
+    def extract(self, passages):
+        got = self.real.extract(passages)
+        return [None if self.refuse and self.refuse in p.text else e for p, e in zip(passages, got)]
+
+    def query_entities(self, text):
+        return self.real.query_entities(text)
+
+
+def test_a_document_with_a_failed_passage_is_cut_again_next_run(memory_factory, tmp_path):
+    """A passage whose extraction failed is not indexed; its document is linked to the passages that were and is
+    not marked as indexed, so the next run indexes the missing passage and links the whole document in order."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    sections = [("Alpha", "Alpha Harbour lies on the Nerin coast of Estland."),
+                ("Beta", "Beta Tower was built by Ida Marsh in 1911, in Alpha Harbour."),
+                ("Gamma", "Gamma Bridge crosses the Nerin River near Beta Tower.")]
+    (folder / "coast.md").write_text("# Coast\n\n" + "".join(f"## {t}\n\n{x}\n\n" for t, x in sections))
+    (folder / "other.md").write_text("# Other\n\n## Delta\n\nDelta Farm keeps goats on the Ober plain.\n")
+    extractor = _RefusingExtractor("Ida Marsh")
+    memory = memory_factory(extractor=extractor)
+    documents = read_folder(folder)[0]
+
+    first = memory.index_documents(documents, passage_tokens=24)
+    assert len(first.extraction_failures) == 1
+    held = {d["id"]: d for d in memory.documents()}
+    assert held["coast.md"]["hash"] is None and held["other.md"]["hash"] is not None
+    assert held["coast.md"]["passages"] == len(sections) - 1
+
+    extractor.refuse = ""
+    second = memory.index_documents(documents, passage_tokens=24)
+    assert second.documents_unchanged == 1 and second.indexed == 1 and not second.extraction_failures
+    held = {d["id"]: d for d in memory.documents()}
+    assert held["coast.md"]["hash"] is not None and held["coast.md"]["passages"] == len(sections)
+    chain = memory.driver.execute_query(
+        "MATCH (d:Document {ns: $ns, id: 'coast.md'})<-[f:FROM_DOCUMENT]-(p:Passage) "
+        "RETURN f.index AS i, p.text AS text, COUNT { (p)-[:NEXT_PASSAGE]->() } AS next ORDER BY i",
+        ns=memory.namespace).records
+    assert [r["text"] for r in chain] == [x for _, x in sections]
+    assert [r["next"] for r in chain] == [1, 1, 0]
+    assert memory.index_documents(documents, passage_tokens=24).documents_unchanged == 2

@@ -108,7 +108,7 @@ def eval_cmd(
     from ..db import connect
     from ..encode import shared_encoder
     from ..evaluation.metrics import iterative_table, qa_table
-    from ..graph.indexing import progress_bar
+    from ..progress import progress_bar
     from ..llm.settings import llm_configured
     from ..memory import HippoRAG
 

@@ -132,7 +132,7 @@ def _index_documents(ctx: click.Context, path: Path, extractor_kind: str, prune:
     from ..extract.factory import resolve_kind
     from ..models import SkippedItem
 
-    documents, unreadable = read_folder(path)
+    documents, unreadable = read_folder(path, progress=not as_json)
     if not documents and not unreadable:
         click.secho(f"Error: no document under {path}: hippo index reads {', '.join(sorted(SUPPORTED_SUFFIXES))} "
                     "files, and JSON corpus files.", fg="red", err=True)

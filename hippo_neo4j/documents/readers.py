@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hippo_neo4j.errors import HippoError
+from hippo_neo4j.progress import progress_bar
 from hippo_neo4j.text import CONTROL
 
 if TYPE_CHECKING:  # imported lazily by the readers that need them
@@ -133,8 +134,9 @@ def read_document(path: Path, root: Path) -> Document:
     )
 
 
-def read_folder(root: Path) -> tuple[list[Document], list[tuple[str, str]]]:
-    """Every supported file under `root`: the documents read (sorted by id) and the (id, reason) of those skipped.
+def read_folder(root: Path, progress: bool = False) -> tuple[list[Document], list[tuple[str, str]]]:
+    """Every supported file under `root`: the documents read (sorted by id) and the (id, reason) of those skipped;
+    with `progress`, a bar over the files.
 
     Hidden files and folders (a name starting with '.') and files of other types are left out without a word;
     a supported file that cannot be read is skipped with its reason. `root` may also be a single file.
@@ -148,13 +150,15 @@ def read_folder(root: Path) -> tuple[list[Document], list[tuple[str, str]]]:
         raise HippoError(f"{root}: no such file or folder")
     documents: list[Document] = []
     skipped: list[tuple[str, str]] = []
-    for path in paths:
-        try:
-            documents.append(read_document(path, base))
-        except UnreadableDocument as exc:
-            skipped.append((document_id(path, base), exc.reason))
-        except ValueError as exc:  # an unsupported suffix given as a single file
-            skipped.append((document_id(path, base), str(exc).split(": ", 1)[-1]))
+    with progress_bar(progress, len(paths), f"reading {root.name or root}") as advance:
+        for path in paths:
+            try:
+                documents.append(read_document(path, base))
+            except UnreadableDocument as exc:
+                skipped.append((document_id(path, base), exc.reason))
+            except ValueError as exc:  # an unsupported suffix given as a single file
+                skipped.append((document_id(path, base), str(exc).split(": ", 1)[-1]))
+            advance(1)
     documents.sort(key=lambda d: d.id)
     skipped.sort()
     return documents, skipped

@@ -36,21 +36,36 @@ class DocumentState:
 
 
 class DocumentStore:
-    """The statements of the namespace's documents (``cypher/document_state``, ``write_document``,
-    ``namespace_documents``, ``delete_document``)."""
+    """The statements of the namespace's documents (``cypher/document_states``, ``write_documents``,
+    ``namespace_documents``, ``delete_document``), each run over at most :data:`BATCH` documents at once."""
+
+    BATCH = 500
 
     def __init__(self, store: GraphStore) -> None:
         self.store = store
 
-    def state(self, document_id: str) -> DocumentState:
-        rec = self.store.run("document_state", id=document_id)[0]
-        return DocumentState(rec["found"], rec["hash"], rec["passageTokens"], list(rec["passages"]), rec["legacy"])
+    def states(self, document_ids: list[str]) -> dict[str, DocumentState]:
+        """What the namespace holds of each of the documents, by id."""
+        found: dict[str, DocumentState] = {}
+        for start in range(0, len(document_ids), self.BATCH):
+            for rec in self.store.run("document_states", ids=document_ids[start : start + self.BATCH]):
+                found[rec["id"]] = DocumentState(rec["found"], rec["hash"], rec["passageTokens"],
+                                                 list(rec["passages"]), rec["legacy"])
+        return found
 
-    def write(self, properties: dict[str, Any], passages: list[dict[str, Any]]) -> int:
-        """The document's node with ``properties`` (``id`` among them) and its passages' edges in this order
-        (``passages``: ``{id, heading}`` each, the heading path kept on the link); how many of its passages the
-        namespace holds."""
-        return int(self.store.run("write_document", document=properties, passages=passages)[0]["passages"])
+    def state(self, document_id: str) -> DocumentState:
+        return self.states([document_id])[document_id]
+
+    def write(self, documents: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> dict[str, int]:
+        """Each document's node with its properties (``id`` among them) and its passages' edges in the order
+        given (``{id, heading}`` each, the heading path kept on the link); how many of its passages the
+        namespace holds, by document id."""
+        held: dict[str, int] = {}
+        for start in range(0, len(documents), self.BATCH):
+            rows = [{"properties": properties, "passages": passages}
+                    for properties, passages in documents[start : start + self.BATCH]]
+            held.update({r["id"]: int(r["passages"]) for r in self.store.run("write_documents", documents=rows)})
+        return held
 
     def listed(self) -> list[dict[str, Any]]:
         """Every document of the namespace: id, title, format, content hash and passage count, by id."""

@@ -18,9 +18,8 @@ import logging
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -28,6 +27,7 @@ from ..config import HippoConfig
 from ..db import cypher
 from ..metadata import facets, stored
 from ..models import IndexReport, PassageIn, SkippedItem, item_name
+from ..progress import progress_bar
 from ..text import fold_phrase, normalize_phrase, scrub
 from . import binding
 from .facts import FactRows, FactStore, add_fact
@@ -491,17 +491,3 @@ class Indexer:
         linkable = [r for r in staged.phrase_rows if r["embedding"] is not None]
         staged.report.synonym_edges += self.synonyms.link(linkable, config, seal, held=self.held)
         staged.report.timings["synonym_s"] += time.perf_counter() - began
-
-
-@contextmanager
-def progress_bar(enabled: bool, total: int, label: str) -> Iterator[Any]:
-    if not enabled or total == 0:
-        yield lambda n: None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=False
-    ) as bar:
-        task = bar.add_task(label, total=total)
-        yield lambda n: bar.advance(task, n)

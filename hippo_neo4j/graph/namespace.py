@@ -10,7 +10,7 @@ from ..db import cypher
 from ..models import DeleteReport
 from ..text import scrub
 from . import binding
-from .indexing import progress_bar
+from ..progress import progress_bar
 from .store import KINDS, GraphStore, finite_or_none
 from .synonyms import PhraseVectors, SynonymLinker, fits_in_memory
 
