@@ -1,5 +1,6 @@
 // Documents and their passages in reading order: each Document node (namespace, id = its path relative to the
-// indexed folder, title, format, content hash, size, modification time, the passage budget it was cut with),
+// indexed folder, title, format, content hash, size, modification time, the passage budget and cut version it
+// was cut with),
 // each passage's FROM_DOCUMENT edge (with its position, `index`, and heading path, `heading`) and the NEXT_PASSAGE
 // chain between them, replacing the edges it had (neo4j-graphrag's lexical graph: Chunk -[:FROM_DOCUMENT]->
 // Document, NEXT_CHUNK). A passage id that is not in the namespace (its extraction failed: indexed on a later

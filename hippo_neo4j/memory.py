@@ -226,7 +226,7 @@ class HippoRAG:
         as a fresh index of the new version would hold them. ``prune``: the namespace's documents that are neither
         among ``documents`` nor in ``present`` (the ids of files that are there but could not be read this time)
         are removed, with exactly their contribution."""
-        from .documents import passage_ids, passages_of
+        from .documents import CUT_VERSION, passage_ids, passages_of
 
         docs = list(documents)
         count, window = passage_budget(self.encoder)
@@ -242,7 +242,7 @@ class HippoRAG:
             for doc in docs:
                 state = states[doc.id]
                 advance(1)
-                if state.unchanged(doc.content_hash, budget):
+                if state.unchanged(doc.content_hash, budget, CUT_VERSION):
                     report.documents_unchanged += 1
                     continue
                 titles = {section_title(doc, s.heading_path) for s in doc.sections}
@@ -257,7 +257,8 @@ class HippoRAG:
                                            metadata=metadata))
                 stale += state.stale(doc.id, ids)
                 properties = {"id": doc.id, "title": doc.title, "format": doc.format, "hash": doc.content_hash,
-                              "size": doc.size, "modified": doc.modified, "path": doc.id, "passageTokens": budget}
+                              "size": doc.size, "modified": doc.modified, "path": doc.id, "passageTokens": budget,
+                              "cut": CUT_VERSION}
                 plans.append((properties, [{"id": pid, "heading": " › ".join(part.heading_path)}
                                            for pid, part in zip(ids, parts)]))
         if prune:

@@ -119,6 +119,7 @@ def test_markdown_headings_become_paths_and_the_first_h1_the_title(tmp_path: Pat
         (["Appendix", "Glossary"], None),
     ]
     assert doc.sections[0].text == "Welcome to the harbor."
+    assert doc.sections[3].text == "The boats are blue."  # the text a reader sees: no emphasis marks
     fire = doc.sections[2].text
     assert fire.startswith("Call the fire brigade.")
     assert "# not a heading: a comment in a code fence" in fire  # a '#' line in a fence is code, not a heading
@@ -147,7 +148,7 @@ def test_markdown_title_falls_back_to_front_matter_first_heading_then_file_name(
 
     plain = read_document(write(tmp_path / "03_notes.md", "Just text,\nno headings.\n"), tmp_path)
     assert plain.title == "03_notes"
-    assert plain.sections == [Section([], "Just text,\nno headings.", None)]
+    assert plain.sections == [Section([], "Just text, no headings.", None)]  # one paragraph: its lines joined
 
 
 def test_text_file_is_one_section_titled_by_its_stem(tmp_path: Path) -> None:
@@ -453,3 +454,20 @@ def test_the_encoders_tokenizer_bounds_every_passage(tmp_path: Path) -> None:
     assert len(parts) == 30  # each fitting section is exactly one passage
     assert len([p for p in passages if p.heading_path == ["Long"]]) >= count(long_text(5000)) // budget
     assert passage_title(doc, parts[3].heading_path) == "Handbook › Part 3"
+
+
+def test_markdown_sections_hold_the_text_a_reader_sees(tmp_path: Path) -> None:
+    """Links keep their words and lose their addresses, marks go, list items keep their markers, code keeps its
+    lines, an HTML block keeps its text without tags; blocks stay apart by a blank line (where the splitter cuts)."""
+    source = (
+        "# Guide\n\nSee the [ops manual](https://example.com/ops) and **always** `ping` first, ![the map](m.png).\n"
+        "Same paragraph.\n\n- first\n- second [item](http://x.y)\n  - nested\n\n1. one\n2. two\n\n> quoted\n\n"
+        "<div>raw <b>html</b></div>\n\n```sh\n# comment\nrun --now\n```\n\n## Next\n\nA <https://auto.link> here.\n"
+    )
+    doc = read_document(write(tmp_path / "guide.md", source), tmp_path)
+    assert [s.text for s in doc.sections] == [
+        "See the ops manual and always ping first, the map. Same paragraph.\n\n- first\n- second item\n  - nested"
+        "\n\n1. one\n2. two\n\nquoted\n\nraw html\n\n# comment\nrun --now",
+        "A https://auto.link here.",
+    ]
+    assert "example.com" not in doc.text and "**" not in doc.text

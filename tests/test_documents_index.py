@@ -245,3 +245,31 @@ def test_a_document_with_a_failed_passage_is_cut_again_next_run(memory_factory, 
     assert [r["text"] for r in chain] == [x for _, x in sections]
     assert [r["next"] for r in chain] == [1, 1, 0]
     assert memory.index_documents(documents, passage_tokens=24).documents_unchanged == 2
+
+
+def test_a_document_cut_by_another_version_is_cut_again(memory_factory, tmp_path):
+    """A document whose node records another cut version (or none: indexed before it was recorded) is cut again
+    though its bytes are the same; its passages whose text the new cut keeps keep their ids, the others are
+    replaced exactly."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "plain.md").write_text("# Plain\n\n## One\n\nHarbour Bay lies in Estland.\n")
+    (folder / "marked.md").write_text("# Marked\n\n## Two\n\nThe [Nerin River](https://example.com/nerin) is *long*.\n")
+    memory = memory_factory(extractor=None)
+    documents = read_folder(folder)[0]
+    memory.index_documents(documents)
+    before = {r["id"] for r in memory.driver.execute_query(
+        "MATCH (p:Passage {ns: $ns}) RETURN p.id AS id", ns=memory.namespace).records}
+    # as an older version left them: marks in the text, no cut version on the node
+    memory.driver.execute_query(
+        "MATCH (d:Document {ns: $ns}) REMOVE d.cut WITH d MATCH (p:Passage)-[:FROM_DOCUMENT]->(d {id: 'marked.md'}) "
+        "SET p.text = 'The [Nerin River](https://example.com/nerin) is *long*.', p.id = 'marked.md#old'",
+        ns=memory.namespace)
+    report = memory.index_documents(documents)
+    assert report.documents_unchanged == 0
+    assert report.unchanged == 1 and report.indexed == 1 and report.passages_removed == 1
+    after = {r["id"]: r["text"] for r in memory.driver.execute_query(
+        "MATCH (p:Passage {ns: $ns}) RETURN p.id AS id, p.text AS text", ns=memory.namespace).records}
+    assert set(after) == before and after[next(i for i in before if i.startswith("marked.md"))] == \
+        "The Nerin River is long."
+    assert memory.index_documents(documents).documents_unchanged == 2

@@ -19,6 +19,7 @@ from hippo_neo4j.documents.readers import (
     read_folder,
 )
 from hippo_neo4j.documents.splitter import (
+    CUT_VERSION,
     TITLE_SEPARATOR,
     DocumentPassage,
     TokenCounter,
@@ -30,6 +31,7 @@ from hippo_neo4j.documents.splitter import (
 )
 
 __all__ = [
+    "CUT_VERSION",
     "FORMATS",
     "SUPPORTED_SUFFIXES",
     "TITLE_SEPARATOR",

@@ -339,7 +339,8 @@ def _read_markdown(source: str, stem: str) -> tuple[str, list[Section], str]:
 
     Headings are found with markdown-it-py (CommonMark), so a '#' line inside a code fence or an indented code
     block is text, and setext headings count. Only top-level headings cut sections (one inside a list item or a
-    block quote stays in its text). Section text is the Markdown source between headings, as written.
+    block quote stays in its text). Section text is the text between headings without its Markdown
+    (:func:`_plain_text`): what a reader sees, so a link's address or an emphasis mark makes no phrase.
     """
     from markdown_it import MarkdownIt
 
@@ -374,7 +375,7 @@ def _read_markdown(source: str, stem: str) -> tuple[str, list[Section], str]:
     stack: list[_Heading] = []
 
     def body(start: int, end: int) -> None:
-        text = "\n".join(lines[start:end]).strip("\n").rstrip()
+        text = _plain_text(tokens, start, end)
         if text.strip():
             sections.append(Section([h.text for h in stack if h is not title_heading and h.text], text, None))
             parts.append(text)
@@ -390,6 +391,49 @@ def _read_markdown(source: str, stem: str) -> tuple[str, list[Section], str]:
         position = heading.end
     body(position, len(lines))
     return title, sections, "\n\n".join(parts)
+
+
+def _plain_text(tokens: list[Any], start: int, end: int) -> str:
+    """The text of the Markdown blocks that begin on source lines [start, end): each paragraph, heading inside a
+    list or quote, and list item as its inline text (:func:`_inline_text`: marks and link addresses dropped), a list
+    item after "- ", a code block or fence as its code, an HTML block as its text without tags; blocks apart by a
+    blank line, the items of a tight list by a line break."""
+    out: list[str] = []
+    lists = 0  # depth of the lists around the token
+    tight = False  # the paragraph being read is an item of a tight list (markdown-it hides its paragraph)
+    item: str | None = None  # the marker of the list item whose first paragraph comes next
+    after_item = False  # the last block written was an item of a tight list
+    for token in tokens:
+        if token.type in ("bullet_list_open", "ordered_list_open"):
+            after_item = after_item and lists > 0  # a list of its own starts a block; a nested one does not
+            lists += 1
+        elif token.type in ("bullet_list_close", "ordered_list_close"):
+            lists -= 1
+        elif token.type == "list_item_open":
+            item = f"{token.info}{token.markup} " if token.info else "- "
+        elif token.type == "paragraph_open":
+            tight = token.hidden
+        if token.type == "inline":
+            marker, item = item, None
+        if token.map is None or not start <= token.map[0] < end:
+            continue
+        if token.type == "inline":
+            text = _inline_text(token.children or [])
+            if not text:
+                continue
+            if marker is not None:
+                text = "  " * (lists - 1) + marker + text
+            out.append(("\n" if tight and marker is not None and after_item else "\n\n") + text)
+            after_item = tight and marker is not None
+        elif token.type in ("fence", "code_block", "html_block"):
+            text = token.content.strip("\n") if token.type != "html_block" else _squash(_TAG.sub(" ", token.content))
+            if text:
+                out.append("\n\n" + text)
+                after_item = False
+    return "".join(out).strip("\n")
+
+
+_TAG = re.compile(r"<[^>]*>")
 
 
 def _inline_text(children: list[Any]) -> str:

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
 
 TITLE_SEPARATOR = " › "
 
+# How the readers and this module turn a file's bytes into passages. It changes when the same bytes would give
+# other passages (2: Markdown sections as plain text, without marks and link addresses); a document indexed under
+# another version is cut again, as a changed document is, though its bytes are the same.
+CUT_VERSION = 2
+
 
 @dataclass(frozen=True)
 class DocumentPassage:

@@ -14,19 +14,21 @@ from .store import GraphStore
 
 @dataclass(frozen=True)
 class DocumentState:
-    """What the namespace holds of one document: whether its node exists, the content hash and passage budget it
-    was indexed with, its passages' ids, and whether a passage has the document's own id (a folder indexed one
-    file to a passage, before documents were cut)."""
+    """What the namespace holds of one document: whether its node exists, the content hash, passage budget and cut
+    version (``hippo_neo4j.documents.CUT_VERSION``) it was indexed with, its passages' ids, and whether a passage
+    has the document's own id (a folder indexed one file to a passage, before documents were cut)."""
 
     found: bool
     hash: str | None = None
     passage_tokens: int | None = None
     passages: list[str] = field(default_factory=list)
     legacy: bool = False
+    cut: int | None = None
 
-    def unchanged(self, content_hash: str, passage_tokens: int) -> bool:
-        """Whether indexing the document again would write nothing: the same bytes, cut with the same budget."""
-        return self.found and self.hash == content_hash and self.passage_tokens == passage_tokens
+    def unchanged(self, content_hash: str, passage_tokens: int, cut: int) -> bool:
+        """Whether indexing the document again would write nothing: the same bytes, cut with the same budget by the
+        same version of the readers and splitter."""
+        return self.found and self.hash == content_hash and self.passage_tokens == passage_tokens and self.cut == cut
 
     def stale(self, document_id: str, passage_ids: list[str]) -> list[str]:
         """The passages the document held that its new cut does not (its own id's among them, when legacy)."""
@@ -50,7 +52,7 @@ class DocumentStore:
         for start in range(0, len(document_ids), self.BATCH):
             for rec in self.store.run("document_states", ids=document_ids[start : start + self.BATCH]):
                 found[rec["id"]] = DocumentState(rec["found"], rec["hash"], rec["passageTokens"],
-                                                 list(rec["passages"]), rec["legacy"])
+                                                 list(rec["passages"]), rec["legacy"], rec["cut"])
         return found
 
     def state(self, document_id: str) -> DocumentState:
