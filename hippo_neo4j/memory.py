@@ -56,12 +56,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-def section_title(document: "Document", heading_path: Sequence[str]) -> str:
-    """A document passage's title: its own heading, else the document's title. The title is embedded and extracted
-    with the text, as HippoRAG's passages are; the whole heading path is on the passage's FROM_DOCUMENT link."""
-    return heading_path[-1] if heading_path else document.title
-
-
 # Tokens a document's passage may take when the encoder cannot count its own (a word is about 1.3 tokens)
 WORDS_AS_TOKENS = 1.3
 FALLBACK_PASSAGE_TOKENS = 256
@@ -214,19 +208,18 @@ class HippoRAG:
 
     def index_documents(self, documents: Iterable["Document"], *, passage_tokens: int | None = None,
                         prune: bool = False, present: Iterable[str] = (), progress: bool = False) -> IndexReport:
-        """Index documents (:func:`hippo_neo4j.documents.read_folder`): each is cut into passages along its
-        structure (headings, then paragraphs, then sentences; PDF pages) within ``passage_tokens`` of the
-        encoder's tokens (default: as many as the encoder reads), each passage titled by its heading
-        (:func:`section_title`) and carrying the document's metadata (``document``: its id, ``format``, ``modified``,
-        and a PDF page's ``page``) for filters, and linked to a ``Document`` node in reading order (with its
-        heading path on the link).
+        """Index documents (:func:`hippo_neo4j.documents.read_folder`), each as the passages
+        :func:`~hippo_neo4j.documents.document_passages` cuts it into: along its structure (headings, then
+        paragraphs, then sentences; PDF pages) within ``passage_tokens`` of the encoder's tokens (default: as many as
+        the encoder reads), each titled by its heading and carrying the document's metadata for filters, and linked
+        to a ``Document`` node in reading order (with its heading path on the link).
 
         Indexing a document again is exact: one whose bytes and budget are unchanged is left as it is; a changed
         one keeps the passages whose text is unchanged (their ids, phrases and edges) and replaces the others,
         as a fresh index of the new version would hold them. ``prune``: the namespace's documents that are neither
         among ``documents`` nor in ``present`` (the ids of files that are there but could not be read this time)
         are removed, with exactly their contribution."""
-        from .documents import CUT_VERSION, passage_ids, passages_of
+        from .documents import CUT_VERSION, document_passages
 
         docs = list(documents)
         count, window = passage_budget(self.encoder)
@@ -245,22 +238,13 @@ class HippoRAG:
                 if state.unchanged(doc.content_hash, budget, CUT_VERSION):
                     report.documents_unchanged += 1
                     continue
-                titles = {section_title(doc, s.heading_path) for s in doc.sections}
-                room = max(budget - max((count(t) for t in titles), default=0) - 1, 16)  # embedded: title, newline, text
-                parts = passages_of(doc, count, room)
-                ids = passage_ids(doc.id, parts)
-                for pid, part in zip(ids, parts):
-                    metadata: dict[str, Any] = {"document": doc.id, "format": doc.format, "modified": doc.modified}
-                    if part.page is not None:
-                        metadata["page"] = part.page
-                    items.append(PassageIn(id=pid, title=section_title(doc, part.heading_path), text=part.text,
-                                           metadata=metadata))
-                stale += state.stale(doc.id, ids)
+                cut = document_passages(doc, count, budget)
+                items += [passage for passage, _ in cut]
+                stale += state.stale(doc.id, [passage.passage_id for passage, _ in cut])
                 properties = {"id": doc.id, "title": doc.title, "format": doc.format, "hash": doc.content_hash,
                               "size": doc.size, "modified": doc.modified, "path": doc.id, "passageTokens": budget,
                               "cut": CUT_VERSION}
-                plans.append((properties, [{"id": pid, "heading": " › ".join(part.heading_path)}
-                                           for pid, part in zip(ids, parts)]))
+                plans.append((properties, [{"id": passage.passage_id, "heading": heading} for passage, heading in cut]))
         if prune:
             keep = {d.id for d in docs} | set(present)
             removed = [listed["id"] for listed in store.listed() if listed["id"] not in keep]
@@ -283,14 +267,17 @@ class HippoRAG:
 
     def delete_document(self, document_id: str) -> DeleteReport:
         """Remove one document (its id: the path relative to the folder it was indexed from) and exactly its
-        contribution: its passages, as :meth:`delete` removes them, and its node. ``missing`` names the document
-        when the namespace has no such document."""
+        contribution: :meth:`delete_documents` of that one."""
+        return self.delete_documents([document_id])
+
+    def delete_documents(self, document_ids: Sequence[str]) -> DeleteReport:
+        """Remove documents and exactly their contribution: their passages, as :meth:`delete` removes them (the
+        report counts passages), and their nodes. ``missing`` names the documents the namespace does not hold."""
         store = DocumentStore(self.store)
-        state = store.state(document_id)
-        passages = state.stale(document_id, [])
+        ids = list(dict.fromkeys(document_ids))
+        passages = [p for document_id, state in store.states(ids).items() for p in state.stale(document_id, [])]
         report = self.delete(passages) if passages else DeleteReport(requested=0, deleted=0)
-        if not store.delete(document_id):
-            report.missing.append(document_id)
+        report.missing += [document_id for document_id in ids if not store.delete(document_id)]
         return report
 
     # -- deleting
@@ -501,6 +488,9 @@ class AsyncHippoRAG:
 
     async def delete_document(self, document_id: str) -> DeleteReport:
         return await self._call("delete_document", document_id, write=True)
+
+    async def delete_documents(self, document_ids: Sequence[str]) -> DeleteReport:
+        return await self._call("delete_documents", list(document_ids), write=True)
 
     async def documents(self) -> list[dict[str, Any]]:
         return await self._call("documents")

@@ -17,12 +17,14 @@ from hippo_neo4j.documents import (
     Document,
     Section,
     UnreadableDocument,
+    document_passages,
+    heading_of,
     passage_id,
     passage_ids,
-    passage_title,
     passages_of,
     read_document,
     read_folder,
+    section_title,
     token_counter,
 )
 from hippo_neo4j.errors import HippoError
@@ -373,8 +375,9 @@ def test_sections_stay_separate_and_carry_their_titles() -> None:
         ("Welcome.", [], 0), ("Rule one.", ["Safety"], 1), ("Call.", ["Safety", "Fire"], 2),
         ("Blue boats.", ["Boats"], 3)]
     doc = doc_of(sections)
-    assert passage_title(doc, ["Safety", "Fire"]) == "Handbook › Safety › Fire"
-    assert passage_title(doc, []) == "Handbook"
+    assert section_title(doc, ["Safety", "Fire"]) == "Fire"  # a passage is titled by its own heading
+    assert section_title(doc, []) == "Handbook"
+    assert heading_of(["Safety", "Fire"]) == "Safety › Fire"  # the whole path, on its FROM_DOCUMENT link
 
 
 def test_a_long_section_is_cut_within_the_budget_at_paragraphs() -> None:
@@ -453,7 +456,14 @@ def test_the_encoders_tokenizer_bounds_every_passage(tmp_path: Path) -> None:
     parts = [p for p in passages if p.heading_path[0].startswith("Part")]
     assert len(parts) == 30  # each fitting section is exactly one passage
     assert len([p for p in passages if p.heading_path == ["Long"]]) >= count(long_text(5000)) // budget
-    assert passage_title(doc, parts[3].heading_path) == "Handbook › Part 3"
+    assert parts[3].heading_path == ["Part 3"] and section_title(doc, parts[3].heading_path) == "Part 3"
+    # as indexed: title, newline and text within the budget; ids, metadata and headings in reading order
+    indexed = document_passages(doc, count, budget)
+    assert all(count(p.title) + 1 + count(p.text) <= budget for p, _ in indexed)
+    assert [p.passage_id for p, _ in indexed] == passage_ids(doc.id, passages_of(doc, count, budget - 1 - max(
+        count(section_title(doc, s.heading_path)) for s in doc.sections)))
+    assert indexed[3][0].title == "Part 3" and indexed[3][1] == "Part 3"
+    assert indexed[3][0].metadata == {"document": doc.id, "format": "markdown", "modified": doc.modified}
 
 
 def test_markdown_sections_hold_the_text_a_reader_sees(tmp_path: Path) -> None:

@@ -138,15 +138,13 @@ def _index_documents(ctx: click.Context, path: Path, extractor_kind: str, prune:
                     "files, and JSON corpus files.", fg="red", err=True)
         ctx.exit(1)
     if dry_run:
-        from ..documents import passages_of
+        from ..documents import document_passages
         from ..encode import shared_encoder
-        from ..models import PassageIn
-
         from ..memory import passage_budget
 
         count, window = passage_budget(shared_encoder())
         budget = min(passage_tokens or window, window)
-        passages = [PassageIn(title=d.title, text=part.text) for d in documents for part in passages_of(d, count, budget)]
+        passages = [passage for d in documents for passage, _ in document_passages(d, count, budget)]
         _dry_run(ctx, passages, resolve_kind(extractor_kind))
         return
     extractor = make_extractor(extractor_kind)
@@ -274,8 +272,8 @@ def delete_cmd(ctx: click.Context, ids: tuple[str, ...], documents: tuple[str, .
 
     with open_memory(ctx) as memory:
         report = memory.delete(list(ids)) if ids else DeleteReport(requested=0, deleted=0)
-        for document_id in documents:
-            done = memory.delete_document(document_id)
+        if documents:
+            done = memory.delete_documents(documents)
             report.requested += done.requested
             report.deleted += done.deleted
             report.missing += done.missing

@@ -10,12 +10,13 @@ of its document changes.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hippo_neo4j.documents.readers import Document
+from hippo_neo4j.models import PassageIn
 
 if TYPE_CHECKING:
     import tokenizers
@@ -105,9 +106,16 @@ def passages_of(document: Document, count_tokens: Callable[[str], int], max_toke
     return passages
 
 
-def passage_title(document: Document, heading_path: list[str]) -> str:
-    """The title a passage is shown and indexed under: "Handbook › Safety › Fire", or the document title alone."""
-    return TITLE_SEPARATOR.join([document.title, *heading_path])
+def section_title(document: Document, heading_path: Sequence[str]) -> str:
+    """A document passage's title: its own heading, else the document's title. The title is embedded and extracted
+    with the text, as HippoRAG's passages are; the whole heading path is on the passage's FROM_DOCUMENT link
+    (:func:`heading_of`)."""
+    return heading_path[-1] if heading_path else document.title
+
+
+def heading_of(heading_path: Sequence[str]) -> str:
+    """The heading path as the FROM_DOCUMENT link keeps it: "Safety › Fire"."""
+    return TITLE_SEPARATOR.join(heading_path)
 
 
 def passage_id(document_id: str, text: str, occurrence: int = 0) -> str:
@@ -129,3 +137,23 @@ def passage_ids(document_id: str, passages: Iterable[DocumentPassage]) -> list[s
         seen[passage.text] = occurrence + 1
         ids.append(passage_id(document_id, passage.text, occurrence))
     return ids
+
+
+def document_passages(document: Document, count_tokens: Callable[[str], int], budget: int
+                      ) -> list[tuple[PassageIn, str]]:
+    """The passages a document is indexed as, in reading order, each with its heading path (:func:`heading_of`):
+    cut (:func:`passages_of`) so that its title, a newline and its text, as the encoder reads them, fit ``budget``
+    tokens; titled by its heading (:func:`section_title`); its id from its text (:func:`passage_ids`); carrying the
+    document's metadata (``document``, ``format``, ``modified``, and a PDF page's ``page``) for filters."""
+    titles = {section_title(document, s.heading_path) for s in document.sections}
+    room = max(budget - max((count_tokens(t) for t in titles), default=0) - 1, 16)
+    parts = passages_of(document, count_tokens, room)
+    out: list[tuple[PassageIn, str]] = []
+    for pid, part in zip(passage_ids(document.id, parts), parts):
+        metadata: dict[str, Any] = {"document": document.id, "format": document.format, "modified": document.modified}
+        if part.page is not None:
+            metadata["page"] = part.page
+        passage = PassageIn(id=pid, title=section_title(document, part.heading_path), text=part.text,
+                            metadata=metadata)
+        out.append((passage, heading_of(part.heading_path)))
+    return out

@@ -543,13 +543,8 @@ def create_app(memories: Memories, settings: ServeSettings | None = None, *, clo
         """Remove documents (by id) and exactly their contribution: their passages, as /delete removes them, and
         their nodes. ``requested`` and ``deleted`` count passages; ``missing`` names the documents the namespace
         does not hold."""
-        total = DeleteReport(requested=0, deleted=0)
-        for document_id in dict.fromkeys(body.ids):
-            report = await memories.adelete_document(document_id, body.namespace)
-            total.requested += report.requested
-            total.deleted += report.deleted
-            total.missing += report.missing
-        return DeleteResponse(namespace=memories.namespace(body.namespace), **total.model_dump())
+        report = await memories.adelete_documents(body.ids, body.namespace)
+        return DeleteResponse(namespace=memories.namespace(body.namespace), **report.model_dump())
 
     @app.get("/stats", dependencies=authorised, tags=["memory"])
     async def stats(namespace: Namespace | None = Query(None)) -> dict[str, Any]:

@@ -140,7 +140,7 @@ def build_server(memories: Memories) -> MCPServer:
     async def forget_document(id: Annotated[str, Field(max_length=DOCUMENT_ID_CHARS)],
                               namespace: str | None = None) -> dict[str, Any]:
         try:
-            report = await memories.adelete_document(id, namespace)
+            report = await memories.adelete_documents([id], namespace)
         except HippoError as exc:
             raise _fail(exc) from None
         return {"namespace": memories.namespace(namespace), **report.model_dump()}

@@ -7,7 +7,7 @@ their server's lock (graph/server.py). What is not shared freely:
 
 - the offline extractor (a spaCy pipeline, whose tokenizer cache is mutated by every call) runs one call at a
   time (:class:`LockedExtractor`);
-- writes to one namespace (index, delete, index_documents, delete_document) run one at a time, so that two
+- writes to one namespace (index, delete, index_documents, delete_documents) run one at a time, so that two
   batches naming the same phrases do not race each other's synonym linking; queries do not wait for them (each
   write is one transaction).
 """
@@ -167,10 +167,10 @@ class Memories:
         with self.writer(memory.namespace):
             return memory.index_documents(documents, passage_tokens=passage_tokens, prune=prune, present=present)
 
-    def delete_document(self, document_id: str, namespace: str | None = None) -> "DeleteReport":
+    def delete_documents(self, document_ids: Sequence[str], namespace: str | None = None) -> "DeleteReport":
         memory = self.memory(namespace)
         with self.writer(memory.namespace):
-            return memory.delete_document(scrub(document_id))
+            return memory.delete_documents([scrub(d) for d in document_ids])
 
     def query(
         self, text: str, *, namespace: str | None = None, mode: str | None = None, top_k: int = 10,
@@ -210,8 +210,8 @@ class Memories:
         return await offload(self.executor, self.index_documents, documents, namespace, passage_tokens=passage_tokens,
                              prune=prune, present=present)
 
-    async def adelete_document(self, document_id: str, namespace: str | None = None) -> "DeleteReport":
-        return await offload(self.executor, self.delete_document, document_id, namespace)
+    async def adelete_documents(self, document_ids: Sequence[str], namespace: str | None = None) -> "DeleteReport":
+        return await offload(self.executor, self.delete_documents, document_ids, namespace)
 
     async def aquery(self, text: str, **options: Any) -> tuple["RetrievalResult", str]:
         """:meth:`query`, with the same keyword arguments."""
