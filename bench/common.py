@@ -11,9 +11,10 @@ import random
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, NamedTuple, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence, TypeVar
 
 import numpy as np
 
@@ -29,6 +30,7 @@ from hippo_neo4j.evaluation.reference import InProcess  # noqa: E402
 from hippo_neo4j.extract import make_extractor  # noqa: E402
 from hippo_neo4j.models import Extraction, IndexReport, PassageIn  # noqa: E402
 from hippo_neo4j.retrieve.base import PassageSeeding  # noqa: E402
+from hippo_neo4j.retrieve import entity_ppr  # noqa: E402
 from hippo_neo4j.retrieve.entity_ppr import (  # noqa: E402
     COSINE_PRECISION, Ranking, agreement_chances, entity_ppr_parameters, entity_seeds, hop_sources, passage_masses,
     walk_precision, z_score_seeds)
@@ -227,11 +229,13 @@ def profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], *, top_k: int
     query, linking its entities (encoding them and the phrase index's statement), the projection check, the
     passage seeds, GDS PageRank alone on the walk's seeds (``cypher/bench_ppr2_only.cypher``), the walk's statement,
     the entity walk's (which a query runs beside the walk, on the other connection), the second round's (after the
-    entity walk, on that connection too), and the whole query."""
+    entity walk, on that connection too), the whole query (``total``) with the statement that reads its passages and
+    their explanations timed within it (``details``: ``cypher/entity_ppr_details.cypher``), and the whole query with
+    its linking after the question's encoding instead of beside it (``total_linking_in_turn``)."""
     steps = Steps("encode", "linking", "projection_check", "passage_seeds", "pagerank", "walk", "entity_walk", "hop",
-                  "total")
+                  "total", "total_linking_in_turn", "details")
     cfg, retriever = memory.config, memory.retriever("entity-ppr")
-    for q in queries:
+    for i, q in enumerate(queries):
         vector = steps("encode", lambda: memory.encoder.encode_queries([q.text])[0])
         linked = steps("linking", lambda: memory.link_entities(list(q.entities or ())))
         graph = steps("projection_check", lambda: memory.server.projections.ensure(memory.namespace, "mentions"))
@@ -253,8 +257,42 @@ def profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], *, top_k: int
         if agreed:
             hop = lambda more: memory.store.run("entity_ppr_hop", **(params | more))  # noqa: E731
             steps("hop", lambda: retriever._hop(agreed, passages, hop, cfg))
-        steps("total", lambda: memory.query(q.text, mode="entity-ppr", top_k=top_k, entities=q.entities))
+        ask = lambda: memory.query(q.text, mode="entity-ppr", top_k=top_k, entities=q.entities)  # noqa: E731
+        for beside in (True, False) if i % 2 else (False, True):  # the two forms take turns going first
+            if beside:
+                with timing_statement(retriever.store, "entity_ppr_details", steps, "details"):
+                    steps("total", ask)
+            else:
+                with linking_in_turn():
+                    steps("total_linking_in_turn", ask)
     return steps.medians()
+
+
+@contextmanager
+def linking_in_turn() -> Iterator[None]:
+    """Within the block, entity-ppr links the question's entities after encoding the question, not beside it: what
+    running the two side by side saves (``total`` against ``total_linking_in_turn``)."""
+    beside = entity_ppr.together
+    entity_ppr.together = lambda first, second: (first(), second())
+    try:
+        yield
+    finally:
+        entity_ppr.together = beside
+
+
+@contextmanager
+def timing_statement(store: Any, statement: str, steps: Steps, step: str) -> Iterator[None]:
+    """Within the block, every run of ``statement`` through ``store`` is timed as ``step``."""
+    run = store.run
+
+    def timed_run(name: str, **parameters: Any) -> Any:
+        return steps(step, lambda: run(name, **parameters)) if name == statement else run(name, **parameters)
+
+    store.run = timed_run
+    try:
+        yield
+    finally:
+        del store.run
 
 
 def write_json(path: str | Path, data: Any) -> Path:

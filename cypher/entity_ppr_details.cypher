@@ -18,9 +18,56 @@ CALL () {
   MATCH (ph:Phrase) WHERE id(ph) = toInteger(x[0]) AND ph.ns = $ns
   RETURN collect({phrase: ph.text, mass: x[1]}) AS topPhrases
 }
+// `via` first, for every hop passage at once (`vias`): each (passage, source) pair's strongest path, then the
+// source's share (its weight over the entities it names) counted once per source, not once per path
+CALL () {
+  UNWIND $hopIds AS hopId
+  MATCH (p:Passage {ns: $ns, id: hopId})<-[m2:MENTIONED_IN]-(bridge:Phrase)
+  WHERE coalesce(m2.named, true)
+  CALL (bridge) {
+    MATCH (bridge)-[t:SYNONYM]-(o:Phrase)
+    WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
+    RETURN sum(t.score) AS bridgeSynonyms
+  }
+  WITH p, bridge, bridgeSynonyms + COUNT { (bridge)-[n:MENTIONED_IN]->(q:Passage)
+                                           WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) } AS bridgeDegree
+  CALL (bridge) {
+    // the sources that name the bridge (`named`) or a synonym of it
+    MATCH (bridge)-[m1:MENTIONED_IN]->(s:Passage)
+    WHERE coalesce(m1.named, true) AND $sources[s.id] IS NOT NULL
+    RETURN s, bridge AS named, null AS synonym, 1.0 AS step
+    UNION ALL
+    MATCH (bridge)-[r:SYNONYM]-(named:Phrase)
+    CALL (named) {
+      MATCH (named)-[t:SYNONYM]-(o:Phrase)
+      WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
+      RETURN sum(t.score) AS namedSynonyms
+    }
+    WITH named, r, namedSynonyms + COUNT {
+           (named)-[n:MENTIONED_IN]->(q:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) }
+           AS namedDegree
+    MATCH (named)-[m1:MENTIONED_IN]->(s:Passage)
+    WHERE coalesce(m1.named, true) AND $sources[s.id] IS NOT NULL
+    RETURN s, named, r.score AS synonym, $damping * r.score / namedDegree AS step
+  }
+  // each step's share after the source's: the synonym's of the named phrase's weighted degree (a step more:
+  // $damping), then the bridge's share of its own
+  WITH p, s, {phrase: bridge.text, synonym_of: CASE WHEN named = bridge THEN null ELSE named.text END,
+              part: step / bridgeDegree} AS path
+  ORDER BY path.part DESC, path.phrase, path.synonym_of
+  WITH p, s, collect(path)[0] AS path
+  WITH s, collect({p: p, path: path}) AS reached
+  WITH s, reached, $sources[s.id] / COUNT { (s)<-[n:MENTIONED_IN]-(:Phrase) WHERE coalesce(n.named, true) } AS share
+  UNWIND reached AS r
+  WITH r.p AS p, {passage: s.id, phrase: r.path.phrase, synonym_of: r.path.synonym_of, flow: share * r.path.part,
+                  self: s = r.p} AS via
+  ORDER BY via.flow DESC, via.passage, via.phrase, via.synonym_of
+  WITH p, collect(via)[0] AS via
+  RETURN collect({id: p.id, via: via}) AS vias
+}
 UNWIND range(0, size($ids) - 1) AS i
 MATCH (p:Passage {ns: $ns, id: $ids[i]})
-WITH topPhrases, i, p
+WITH topPhrases, vias, i, p
 CALL (p) {
   MATCH (ph:Phrase)-[m:MENTIONED_IN]->(p)
   WHERE coalesce(m.named, true) AND $mass[toString(id(ph))] IS NOT NULL
@@ -33,44 +80,7 @@ CALL (p) {
          (ph)-[n:MENTIONED_IN]->(q:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) } AS degree
   RETURN collect({phrase: ph.text, contribution: $damping * mass / degree}) AS contributors
 }
-CALL (p) {
-  // from the passage's side: each phrase it names (`bridge`, once), the sources that name it or a synonym of it
-  // (`named`), so that a phrase many passages name is expanded once
-  MATCH (p)<-[m2:MENTIONED_IN]-(bridge:Phrase)
-  WHERE p.id IN $hopIds AND coalesce(m2.named, true)
-  CALL (bridge) {
-    MATCH (bridge)-[t:SYNONYM]-(o:Phrase)
-    WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
-    RETURN sum(t.score) AS bridgeSynonyms
-  }
-  WITH p, bridge, bridgeSynonyms + COUNT { (bridge)-[n:MENTIONED_IN]->(q:Passage)
-                                           WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) } AS bridgeDegree
-  CALL (bridge) {
-    MATCH (bridge)-[m1:MENTIONED_IN]->(s:Passage)
-    WHERE coalesce(m1.named, true) AND $sources[s.id] IS NOT NULL
-    RETURN s, bridge AS named, null AS synonym
-    UNION ALL
-    MATCH (bridge)-[r:SYNONYM]-(named:Phrase)-[m1:MENTIONED_IN]->(s:Passage)
-    WHERE coalesce(m1.named, true) AND $sources[s.id] IS NOT NULL
-    RETURN s, named, r.score AS synonym
-  }
-  CALL (named, synonym) {
-    MATCH (named)-[t:SYNONYM]-(o:Phrase)
-    WHERE synonym IS NOT NULL AND ($only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only })
-    RETURN sum(t.score) AS namedSynonyms
-  }
-  WITH p, s, named, bridge, synonym, bridgeDegree, namedSynonyms + COUNT {
-         (named)-[n:MENTIONED_IN]->(q:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) }
-         AS namedDegree
-  // the source's weight over the entities it names, times each later step's share: the synonym's of the named
-  // phrase's weighted degree (a step more: $damping), then the bridge's share of its own
-  WITH p, s, named, bridge, $sources[s.id] / COUNT { (s)<-[n:MENTIONED_IN]-(:Phrase) WHERE coalesce(n.named, true) }
-         * CASE WHEN synonym IS NULL THEN 1.0 ELSE $damping * synonym / namedDegree END / bridgeDegree AS flow
-  WITH {passage: s.id, phrase: bridge.text, synonym_of: CASE WHEN named = bridge THEN null ELSE named.text END,
-        flow: flow, self: s = p} AS via
-  ORDER BY via.flow DESC, via.passage, via.phrase, via.synonym_of
-  RETURN collect(via)[0] AS via
-}
+WITH topPhrases, vias, i, p, contributors, [v IN vias WHERE v.id = p.id | v.via][0] AS via
 RETURN p.id AS id, p.title AS title, p.text AS text, contributors,
        [k IN keys(p) WHERE k STARTS WITH 'meta_' | [k, p[k]]] AS meta, via, topPhrases
 ORDER BY i

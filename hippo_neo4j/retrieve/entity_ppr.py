@@ -44,6 +44,7 @@ import numpy as np
 
 from ..config import HippoConfig
 from ..graph.passage_vectors import PassageCosines
+from ..graph.store import together
 from ..models import LinkedEntity, RetrievalResult, RetrievedPassage, Seed
 from .base import Query, Retriever, to_passages
 from .hipporag1 import HippoRAG1Retriever
@@ -277,11 +278,16 @@ class EntityPPRRetriever(Retriever):
     def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
         text = query.text
         result = RetrievalResult(query=text, mode=self.name)
-        vector = self.encoder.encode_queries([text])[0] if text.strip() else None
-        if vector is None or not np.isfinite(vector).all():
+        if not text.strip():
             result.fell_back, result.fallback_reason = True, "the query has no text to embed"
             return result
-        result.entities, linked = self.context.retriever(HippoRAG1Retriever).link_query(query, config)
+        # the question's encoding while its entities link (their own encoding, then the phrase index's statement)
+        vector, (result.entities, linked) = together(
+            lambda: self.encoder.encode_queries([text])[0],
+            lambda: self.context.retriever(HippoRAG1Retriever).link_query(query, config))
+        if not np.isfinite(vector).all():
+            result.fell_back, result.fallback_reason = True, "the query has no text to embed"
+            return result
         candidates = specificity(linked)
         members = ({r["text"]: list(r["nodes"]) for r in self.store.run("phrase_passages", texts=list(candidates))}
                    if config.entity_relevance and candidates else None)
