@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -200,13 +200,17 @@ class ReferenceGraph:
         agreement: bool = True,
         hop: bool = True,
         precision: float = 1e-7,
+        hop_masses: Callable[[ReferenceGraph, np.ndarray, dict[str, float], float],
+                             tuple[np.ndarray, np.ndarray]] | None = None,
     ) -> dict:
         """entity-ppr (hippo_neo4j/retrieve/entity_ppr.py): ``seeds`` (phrase -> weight, the links' weights) scaled
         to sum ``entity_share``; passages above the mean cosine seeded by their z-score, scaled to sum the rest (all
         of it with no phrase seed); the walk, the entity walk (the phrase seeds alone) and, from the passages dense
         and the entity walk agree on (weighted by that agreement), a walk of ``HOP_STEPS`` steps, each ranking the
         passages among its ``WINDOW`` nodes with the most mass (masses equal to ``precision``, the server's walks'
-        ``walk_precision``, by id); passages by the evidence of those rankings (``entity_ppr.evidence``)."""
+        ``walk_precision``, by id); passages by the evidence of those rankings (``entity_ppr.evidence``).
+        ``hop_masses(graph, query, sources, damping)``: the second hop's masses and what each passage's is taken
+        down by, in place of :meth:`hop_masses` (bench/hop_variants.py)."""
         assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
         q = query / np.linalg.norm(query)
         n, m = len(self.phrases), len(self.passages)
@@ -240,16 +244,22 @@ class ReferenceGraph:
             by_entity = ranking(walk(self.mention_transition_t, entity_reset, damping, tol, max_iter))
             sources = hop_sources(agreement_chances(int(usable.sum()), by_dense, by_entity)) if hop else {}
             if sources:
-                index = {p: i for i, p in enumerate(self.passages)}
-                hop_reset = np.zeros_like(reset)
-                for pid, w in sources.items():
-                    hop_reset[n + index[pid]] = w
-                led = short_walk(self.mention_transition_t, hop_reset, damping, HOP_STEPS)
-                by_hop = ranking(led, (1 - damping) * hop_reset[n:])
+                by_hop = ranking(*(hop_masses or ReferenceGraph.hop_masses)(self, q, sources, damping))
         found = evidence(int(usable.sum()), by_dense, by_walk, by_entity, by_hop)
         ranked = found.order()[:top_k]
         return {"passages": [(pid, found.score(pid)) for pid in ranked], "placed": {pid: found.placed[pid] for pid in ranked},
                 "sources": sources, "phrase_seeds": {self.phrases[i]: float(reset[i]) for i in range(n) if reset[i] > 0}}
+
+    def hop_masses(self, query: np.ndarray, sources: dict[str, float], damping: float) -> tuple[np.ndarray, np.ndarray]:
+        """entity-ppr's second hop: the masses of a walk of ``HOP_STEPS`` steps from ``sources`` (passage id ->
+        weight) over the mention graph (phrases, then passages), and each passage's own starting mass, (1 - d) x its
+        weight, which its ranking takes out (``query``, the unit query vector, is for variants that read it)."""
+        assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
+        n, index = len(self.phrases), {p: i for i, p in enumerate(self.passages)}
+        reset = np.zeros(n + len(self.passages))
+        for pid, w in sources.items():
+            reset[n + index[pid]] = w
+        return short_walk(self.mention_transition_t, reset, damping, HOP_STEPS), (1 - damping) * reset[n:]
 
     def ppr(self, seeds: dict[str, float], damping: float, tol: float = 1e-13, max_iter: int = 1000) -> np.ndarray:
         reset = np.zeros(len(self.phrases))

@@ -1,0 +1,142 @@
+"""entity-ppr's second hop, walked otherwise: each variant of the hop's walk in the in-process reference
+(hippo_neo4j/evaluation/reference.py, ``ReferenceGraph.entity_ppr`` with ``hop_masses``), on the evaluation
+namespaces, each question as written and in lower case, from the phrase seeds the mode itself linked.
+
+``current`` is the mode's hop in the reference: its figures must be the mode's own (the line ``the mode``, its
+passages as the server ranked them; the two walks' masses differ in their last digits, so a top 10 can differ below
+the first places: the count of identical ones is printed). The variants:
+
+- ``without each source's own return``: a source's mass that comes back to it through its own entities (paths of
+  2 and 3 steps from it to itself) is taken out too, not only its starting mass;
+- ``first step by the question's facts``: a source's mass goes to its phrases in proportion to how like the
+  question the facts it asserted that name the phrase are (the most alike; z-score over the namespace's facts):
+  ``z+`` (the part above the mean, 0 for the rest), ``1 + z+``, ``exp(z)`` (a phrase in no fact: as at the mean);
+  from there the hop walks the rest of its steps.
+
+    python bench/hop_variants.py [--questions N]
+
+musique_train (offline extraction and the GPT-3.5 graph) and 2wikimultihopqa (offline), the namespaces
+``hippo eval`` builds for them (index them first: ``hippo eval DATASET [--no-openie]``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable
+
+import numpy as np
+from common import default_datasets_dir, table
+
+from hippo_neo4j import HippoRAG
+from hippo_neo4j.evaluation import load_dataset
+from hippo_neo4j.evaluation.datasets import VARIANTS
+from hippo_neo4j.evaluation.metrics import recall_at
+from hippo_neo4j.evaluation.reference import InProcess, ReferenceGraph, short_walk
+from hippo_neo4j.retrieve.entity_ppr import HOP_STEPS, walk_precision
+
+CUTOFFS = (1, 2, 5, 10)
+SETS = (("musique_train", "eval-musique_train-offline-bge-small-en-v1.5", 100),
+        ("musique_train", "eval-musique_train-bge-small-en-v1.5", 100),
+        ("2wikimultihopqa", "eval-2wikimultihopqa-offline-bge-small-en-v1.5", 40))
+HopMasses = Callable[[ReferenceGraph, np.ndarray, dict[str, float], float], tuple[np.ndarray, np.ndarray]]
+
+
+def without_own_return(graph: ReferenceGraph, query: np.ndarray, sources: dict[str, float],
+                       damping: float) -> tuple[np.ndarray, np.ndarray]:
+    """The hop, each source's mass back at itself after 1 to HOP_STEPS steps taken out with its starting mass."""
+    led, taken = graph.hop_masses(query, sources, damping)
+    t, n = graph.mention_transition_t, len(graph.phrases)
+    index = {p: i for i, p in enumerate(graph.passages)}
+    taken = taken.copy()
+    for pid, w in sources.items():
+        node = n + index[pid]
+        step = np.zeros(t.shape[0])
+        step[node] = 1.0
+        for j in range(1, HOP_STEPS + 1):
+            step = t @ step
+            taken[index[pid]] += (1 - damping) * w * damping ** j * step[node]
+    return led, taken
+
+
+class FactSteps:
+    """The hop's first step weighted by the question's facts (see the module's docstring), for one namespace."""
+
+    def __init__(self, memory: HippoRAG, graph: ReferenceGraph, weigh: Callable[[np.ndarray], np.ndarray]) -> None:
+        index = {p: i for i, p in enumerate(graph.passages)}
+        self.facts: dict[tuple[int, int], list[int]] = {}  # (passage, phrase) -> the facts naming it
+        rows = memory.driver.execute_query(
+            "MATCH (f:Fact {ns: $ns}) WHERE f.embedding IS NOT NULL "
+            "RETURN f.subject AS s, f.object AS o, f.sources AS sources ORDER BY f.id",
+            ns=memory.namespace, database_=memory.database).records  # aligned with graph.facts
+        for i, r in enumerate(rows):
+            for source in {x for x in r["sources"] or [] if x in index}:
+                for phrase in {r["s"], r["o"]} & graph.phrase_index.keys():
+                    self.facts.setdefault((index[source], graph.phrase_index[phrase]), []).append(i)
+        self.forward = graph.mention_transition_t.T.tocsr()  # row: a node's steps, with their shares
+        self.weigh = weigh
+
+    def __call__(self, graph: ReferenceGraph, query: np.ndarray, sources: dict[str, float],
+                 damping: float) -> tuple[np.ndarray, np.ndarray]:
+        n, index = len(graph.phrases), {p: i for i, p in enumerate(graph.passages)}
+        cosines = graph.fact_vectors @ query if graph.fact_vectors is not None and len(graph.facts) else np.zeros(0)
+        mean, sd = (cosines.mean(), cosines.std() or 1.0) if len(cosines) else (0.0, 1.0)
+        reset = np.zeros(n + len(graph.passages))
+        for pid, w in sources.items():
+            row = self.forward.getrow(n + index[pid])
+            best = np.array([max((cosines[f] for f in self.facts.get((index[pid], t), [])), default=np.nan)
+                             for t in row.indices])
+            weights = self.weigh((best - mean) / sd) * row.data
+            reset[row.indices] += w * (weights / weights.sum() if weights.sum() > 0 else row.data)
+        led = damping * short_walk(graph.mention_transition_t, reset, damping, HOP_STEPS - 1)  # one step in
+        return led, np.zeros(len(graph.passages))
+
+
+WEIGHTS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "z+": lambda z: np.nan_to_num(np.maximum(z, 0.0)),
+    "1 + z+": lambda z: 1.0 + np.nan_to_num(np.maximum(z, 0.0)),
+    "exp(z)": lambda z: np.exp(np.nan_to_num(z)),
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--questions", type=int, default=None, help="the first N questions of each set")
+    args = parser.parse_args()
+    reproduced = True
+    for name, ns, n in SETS:
+        dataset = load_dataset(default_datasets_dir() / name).subset(args.questions or n)
+        with HippoRAG(namespace=ns) as memory:
+            cfg, reference = memory.config, InProcess.load(memory)
+            graph = reference.ref
+            variants: dict[str, HopMasses | None] = {"current": None, "without each source's own return": without_own_return}
+            variants |= {f"first step by the question's facts, {k}": FactSteps(memory, graph, w) for k, w in WEIGHTS.items()}
+            for variant in VARIANTS:
+                recalls = {v: {k: [] for k in CUTOFFS} for v in ["the mode", *variants]}
+                same, questions = 0, dataset.variant(variant).questions
+                for question in questions:
+                    asked = memory.query(question.question, top_k=10)
+                    seeds = {s.node: s.weight for s in asked.phrase_seeds}
+                    vector = memory.encoder.encode_queries([question.question])[0]
+                    for k in CUTOFFS:
+                        recalls["the mode"][k].append(recall_at([p.id for p in asked.passages], question.gold, k))
+                    for v, hop in variants.items():
+                        found = graph.entity_ppr(vector, seeds, entity_share=cfg.entity_share, damping=cfg.damping,
+                                                 tol=cfg.ppr_tolerance, max_iter=cfg.ppr_max_iterations,
+                                                 precision=walk_precision(cfg), hop_masses=hop)
+                        order = [pid for pid, _ in found["passages"]]
+                        if hop is None:
+                            same += order == [p.id for p in asked.passages]
+                        for k in CUTOFFS:
+                            recalls[v][k].append(recall_at(order, question.gold, k))
+                reproduced &= all(np.mean(recalls["the mode"][k]) == np.mean(recalls["current"][k]) for k in CUTOFFS)
+                print(f"\n{dataset.name}, {ns}, {variant}: 'current' gives the mode's top 10 on {same}/{len(questions)}",
+                      flush=True)
+                print("\n".join(table(["hop"] + [f"R@{k}" for k in CUTOFFS],
+                                      [[v] + [100 * float(np.mean(r[k])) for k in CUTOFFS] for v, r in recalls.items()])),
+                      flush=True)
+    return 0 if reproduced else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
