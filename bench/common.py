@@ -43,6 +43,11 @@ from hippo_neo4j.runtime import server  # noqa: E402
 MUSIQUE = "musique_train"
 GRAPH_MODES = ("hipporag1", "hipporag2", "entity-ppr")
 WIKI = "2wikimultihopqa"
+# The evaluation sets a default is chosen on, with the namespace `hippo eval` indexes each into and its questions:
+# musique_train with the offline extractor and with its GPT-3.5 graph, 2wikimultihopqa with the offline extractor.
+EVAL_SETS = ((MUSIQUE, "eval-musique_train-offline-bge-small-en-v1.5", 100),
+             (MUSIQUE, "eval-musique_train-bge-small-en-v1.5", 100),
+             (WIKI, "eval-2wikimultihopqa-offline-bge-small-en-v1.5", 40))
 T = TypeVar("T")
 
 

@@ -21,7 +21,7 @@ import sys
 from typing import Callable
 
 import numpy as np
-from common import default_datasets_dir, table
+from common import EVAL_SETS, default_datasets_dir, table
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.evaluation import load_dataset
@@ -30,9 +30,6 @@ from hippo_neo4j.evaluation.metrics import recall_at
 from hippo_neo4j.retrieve.entity_ppr import better_of_two, chance
 
 CUTOFFS = (1, 2, 5, 10)
-DEFAULT_SETS = (("musique_train", "eval-musique_train-offline-bge-small-en-v1.5", 100),
-                ("musique_train", "eval-musique_train-bge-small-en-v1.5", 100),
-                ("2wikimultihopqa", "eval-2wikimultihopqa-offline-bge-small-en-v1.5", 40))
 
 
 def alone(q: dict[str, float]) -> list[float]:
@@ -78,7 +75,7 @@ def main() -> int:
             parser.error("give one --namespace per --dataset")
         sets = [(d, ns, args.questions) for d, ns in zip(args.dataset, args.namespace)]
     else:
-        sets = [(str(default_datasets_dir() / d), ns, args.questions or n) for d, ns, n in DEFAULT_SETS]
+        sets = [(str(default_datasets_dir() / d), ns, args.questions or n) for d, ns, n in EVAL_SETS]
     reproduced = True
     for path, ns, n in sets:
         dataset = load_dataset(path).subset(n)

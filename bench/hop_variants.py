@@ -26,7 +26,7 @@ import sys
 from typing import Callable
 
 import numpy as np
-from common import default_datasets_dir, table
+from common import EVAL_SETS, default_datasets_dir, table
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.evaluation import load_dataset
@@ -36,9 +36,6 @@ from hippo_neo4j.evaluation.reference import InProcess, ReferenceGraph, short_wa
 from hippo_neo4j.retrieve.entity_ppr import HOP_STEPS, walk_precision
 
 CUTOFFS = (1, 2, 5, 10)
-SETS = (("musique_train", "eval-musique_train-offline-bge-small-en-v1.5", 100),
-        ("musique_train", "eval-musique_train-bge-small-en-v1.5", 100),
-        ("2wikimultihopqa", "eval-2wikimultihopqa-offline-bge-small-en-v1.5", 40))
 HopMasses = Callable[[ReferenceGraph, np.ndarray, dict[str, float], float], tuple[np.ndarray, np.ndarray]]
 
 
@@ -104,7 +101,7 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=None, help="the first N questions of each set")
     args = parser.parse_args()
     reproduced = True
-    for name, ns, n in SETS:
+    for name, ns, n in EVAL_SETS:
         dataset = load_dataset(default_datasets_dir() / name).subset(args.questions or n)
         with HippoRAG(namespace=ns) as memory:
             cfg, reference = memory.config, InProcess.load(memory)

@@ -278,16 +278,15 @@ class EntityPPRRetriever(Retriever):
     def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
         text = query.text
         result = RetrievalResult(query=text, mode=self.name)
-        if not text.strip():
+        vector: np.ndarray | None = None
+        if text.strip():  # its encoding while its entities link (their own encoding, then the phrase index's statement)
+            vector, (entities, linked) = together(
+                lambda: self.encoder.encode_queries([text])[0],
+                lambda: self.context.retriever(HippoRAG1Retriever).link_query(query, config))
+        if vector is None or not np.isfinite(vector).all():
             result.fell_back, result.fallback_reason = True, "the query has no text to embed"
             return result
-        # the question's encoding while its entities link (their own encoding, then the phrase index's statement)
-        vector, (result.entities, linked) = together(
-            lambda: self.encoder.encode_queries([text])[0],
-            lambda: self.context.retriever(HippoRAG1Retriever).link_query(query, config))
-        if not np.isfinite(vector).all():
-            result.fell_back, result.fallback_reason = True, "the query has no text to embed"
-            return result
+        result.entities = entities
         candidates = specificity(linked)
         members = ({r["text"]: list(r["nodes"]) for r in self.store.run("phrase_passages", texts=list(candidates))}
                    if config.entity_relevance and candidates else None)
