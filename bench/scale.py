@@ -18,7 +18,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from common import (GRAPH_MODES, Query, add_one_ms, after_write_ms, catalogue_size, drop, emptied, local_server,
-                    measure_latency, parser, say, server_rss_mb, table, throughput, timed, timed_index, write_json)
+                    measure_latency, parser, profile_entity_ppr, say, server_rss_mb, table, throughput, timed,
+                    timed_index, write_json)
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.config import ConnectionSettings
@@ -239,7 +240,7 @@ def measure_projections(memory: HippoRAG, builds: int) -> dict[str, Any]:
         estimate = Server.of(d, db).projections.check_memory(ns, kind)
         graphs: list[Any] = []
         out[kind] = built(builds, lambda: graphs.append(Server.of(d, db).projections.ensure(ns, kind)),
-                          lambda b: b and Server.of(d, db).projections.drop(ns, kind=kind))
+                          lambda b: Server.of(d, db).projections.drop(ns, kind=kind))  # a kept one too (--reuse)
         if not all(g.created for g in graphs):
             raise RuntimeError(f"projection {graphs[-1].name} was not built afresh")
         out[kind] |= {**catalogue_size(memory, graphs[-1].name), "estimate_min_mb": estimate["bytes_min"] / 2**20,
@@ -295,27 +296,42 @@ def index_size(memory: HippoRAG, todo: list[PassageIn], budget_s: float | None, 
     return todo
 
 
+def index_and_add_one(memory: HippoRAG, passages: list[PassageIn], spare: list[PassageIn], args: argparse.Namespace,
+                      result: dict[str, Any]) -> list[PassageIn]:
+    """Index a size's ``passages`` (:func:`index_size`), then time adding one of ``spare``; the passages indexed."""
+    size, vector_before = len(passages), vector_index_mb(memory.connection)
+    say(f"[{size}] indexing {size:,} passages into {memory.namespace!r}")
+    todo = index_size(memory, passages, args.index_budget, result)
+    after = vector_index_mb(memory.connection)  # every namespace's: other writers to the server count too
+    growth = None if after is None or vector_before is None else after - vector_before
+    result["vector_index_growth_mb"], result["vector_index_total_mb"] = growth, after
+    timing = add_one_ms(memory, spare)
+    result["add_one_ms"], result["add_one_samples_ms"] = timing["median"], timing["samples"]
+    say(f"[{size}] add one passage: {timing['median']:.0f} ms")
+    return todo
+
+
 def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: int, args: argparse.Namespace
              ) -> dict[str, Any]:
     """Every figure of one size, in namespace ``bench-scale-<size>`` (dropped after unless ``args.keep``)."""
-    memory = emptied(HippoRAG(connection, namespace=f"bench-scale-{size}", driver=driver, encoder=TokenBagEncoder()))
+    memory = HippoRAG(connection, namespace=f"bench-scale-{size}", driver=driver, encoder=TokenBagEncoder())
+    reused = args.reuse and memory.stats()["passages"] >= size  # kept by an earlier --keep run of this corpus
+    if not reused:
+        emptied(memory)
     passages = corpus.passages(size + max(5, args.rounds))
     spare = passages[size:]
     result: dict[str, Any] = {"size": size}
     try:
-        vector_before = vector_index_mb(connection)
-        say(f"[{size}] indexing {size:,} passages into {memory.namespace!r}")
-        todo = index_size(memory, passages[:size], args.index_budget, result)
+        if reused:
+            say(f"[{size}] reusing the kept namespace {memory.namespace!r}: no indexing or write figures")
+            todo, result["reused"], result["graph"] = passages[:size], True, memory.stats()
+        else:
+            todo = index_and_add_one(memory, passages[:size], spare, args, result)
         g = result["graph"]
         result["vectors"] = g["passages"] + g["phrases"] + g["facts"]  # the raw float32 payload, before HNSW
         result["vector_payload_mb"] = result["vectors"] * memory.encoder.dimension * 4 / 2**20  # and Lucene
-        after = vector_index_mb(connection)  # every namespace's: other writers to the server count too
-        growth = None if after is None or vector_before is None else after - vector_before
-        result["vector_index_growth_mb"], result["vector_index_total_mb"] = growth, after
-        timing = add_one_ms(memory, spare)
-        result["add_one_ms"], result["add_one_samples_ms"] = timing["median"], timing["samples"]
         result["heap_before_projections"] = sys_heap(driver, memory.database)
-        say(f"[{size}] add one passage: {timing['median']:.0f} ms; projections ({args.builds} builds each)")
+        say(f"[{size}] projections ({args.builds} builds each)")
         result["projections"] = measure_projections(memory, args.builds)
         result["heap"] = sys_heap(driver, memory.database)
         result["server_rss_mb"] = server_rss_mb(connection)
@@ -323,9 +339,14 @@ def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: 
             say(f"[{size}] native projections over a namespace label")
             result["native_projections"] = native_projections(memory, size, args.builds)
         qs = make_queries(todo, args.queries)
-        say(f"[{size}] steady latency ({len(qs)} queries per mode), then write -> first query ({args.rounds} rounds)")
+        say(f"[{size}] steady latency ({len(qs)} queries per mode)"
+            + ("" if reused else f", then write -> first query ({args.rounds} rounds)"))
         result["latency_ms"] = measure_latency(memory, qs, reference=False)
-        result["write_then_query_ms"] = after_write_ms(memory, spare[: args.rounds], qs)
+        if args.profile:
+            say(f"[{size}] entity-ppr's steps ({len(qs)} queries)")
+            result["entity_ppr_steps_ms"] = profile_entity_ppr(memory, qs)
+        if not reused:
+            result["write_then_query_ms"] = after_write_ms(memory, spare[: args.rounds], qs)
         result["server_rss_mb_end"] = server_rss_mb(connection)
     finally:
         if not args.keep:
@@ -372,6 +393,9 @@ def scale_table(result: dict[str, Any]) -> str:
     ]
     rows += [(f"{m} p50 / p95 ms", "{:.1f} / {:.1f}", (f"latency_ms.{m}.p50", f"latency_ms.{m}.p95"), True)
              for m in ("hipporag1", "hipporag2", "dense", "entity-ppr", "bm25")]
+    if any("entity_ppr_steps_ms" in r for r in runs.values()):  # --profile: bench/common.profile_entity_ppr's steps
+        rows += [(f"entity-ppr step {step}, ms", D1, (f"entity_ppr_steps_ms.{step}",), True)
+                 for step in ("pagerank", "walk", "entity_walk", "hop", "details", "total")]
     rows += [(f"write → first {m} query ms (next)", "{:.0f} ({:.0f})",
               (f"write_then_query_ms.{m}.first", f"write_then_query_ms.{m}.next"), True) for m in GRAPH_MODES]
 
@@ -415,6 +439,10 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-native", action="store_true", help="skip the native-projection comparison")
     p.add_argument("--keep", action="store_true", help="keep the bench-scale-* namespaces afterwards")
+    p.add_argument("--reuse", action="store_true",
+                   help="measure a size's namespace kept by an earlier --keep run (same --seed) without indexing it "
+                        "again: no indexing, add-one or write -> first query figures")
+    p.add_argument("--profile", action="store_true", help="also time each step of entity-ppr's queries per size")
     p.add_argument("--index-budget", type=float, default=None, metavar="SECONDS",
                    help="stop indexing a size after this many seconds and measure at the size reached "
                         "(recorded as partial, with the projected time for the whole size)")

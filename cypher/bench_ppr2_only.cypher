@@ -7,10 +7,9 @@ CALL () {
   WHERE coalesce(ph.since, 0) <= $graphVersion
   RETURN collect([ph, seed.weight]) AS phraseSources
 }
-WITH phraseSources, [x IN $passageSources | [toInteger(x[0]), x[1]]] AS passageSources
-WITH phraseSources, passageSources, reduce(t = 0.0, x IN phraseSources + passageSources | t + x[1]) AS total
+WITH phraseSources, reduce(t = 0.0, x IN phraseSources + $passageSources | t + x[1]) AS total
 CALL gds.pageRank.stats($graph, {
-  sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
+  sourceNodes: phraseSources + [x IN $passageSources | [toInteger(x[0]), x[1]]], dampingFactor: $damping,
   relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance * total,
   concurrency: $concurrency, logProgress: false
 })

@@ -7,6 +7,10 @@
 // Returns the $window nodes with the most mass as [node id, mass], most first (equal masses by node id): the client tells passages from phrases by the node ids of
 // the passages it seeded (the projection's own, hippo_neo4j/retrieve/entity_ppr.py) and ranks the passages. The
 // entity walk (the seeds' phrases alone) is cypher/entity_walk.cypher, run beside this statement.
+// The passage sources are written into the walk's settings, never held in a variable: a row holds every variable
+// in scope, and the sort keeps $window rows, so a list of the namespace's passages held as one made the statement's
+// memory grow with their square (about 0.2 GiB for 1,000 passage sources; at 50,000 passages it exceeded the
+// server's transaction memory). bench/scale.py's 50,000 size runs it.
 // $graphVersion: the projection's graph version (phrases created after it are not in it). Parameters: $graph,
 // $graphVersion, $ns, $seeds, $passageSources, $entityShare, $damping, $maxIterations, $tolerance, $concurrency,
 // $window.
@@ -18,9 +22,8 @@ CALL () {
 }
 WITH phraseSources, CASE WHEN size(phraseSources) > 0 THEN 1.0 - $entityShare ELSE 1.0 END AS passageShare
 CALL (phraseSources, passageShare) {
-  WITH phraseSources, [x IN $passageSources | [toInteger(x[0]), passageShare * x[1]]] AS passageSources
   CALL gds.pageRank.stream($graph, {
-    sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
+    sourceNodes: phraseSources + [x IN $passageSources | [toInteger(x[0]), passageShare * x[1]]], dampingFactor: $damping,
     relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
     concurrency: $concurrency, logProgress: false
   })

@@ -11,19 +11,19 @@
 // end with at least (1 - $damping) x the $topK-th largest seed, and no node below that can be among the top
 // passages. Only the nodes at or above it are sorted and looked up (about 70 of 21k on musique_train); when
 // fewer than $topK passages come back (a seeded passage was deleted meanwhile), the client runs it again
-// with 0. $graphVersion and $only (a filter's passages): see ppr_passages.cypher. Parameters: $graph,
-// $graphVersion, $ns, $seeds, $passageSources, $damping, $maxIterations, $tolerance, $concurrency, $topK,
-// $massFloor, $only.
+// with 0. The passage sources are written into the walk's settings, never held in a variable (every row would hold
+// them: cypher/entity_ppr_passages.cypher). $graphVersion and $only (a filter's passages): see ppr_passages.cypher.
+// Parameters: $graph, $graphVersion, $ns, $seeds, $passageSources, $damping, $maxIterations, $tolerance,
+// $concurrency, $topK, $massFloor, $only.
 CALL () {
   UNWIND $seeds AS seed
   MATCH (ph:Phrase {ns: $ns, text: seed.text})
   WHERE coalesce(ph.since, 0) <= $graphVersion
   RETURN collect([ph, seed.weight]) AS phraseSources
 }
-WITH phraseSources, [x IN $passageSources | [toInteger(x[0]), x[1]]] AS passageSources
-WITH phraseSources, passageSources, reduce(t = 0.0, x IN phraseSources + passageSources | t + x[1]) AS total
+WITH phraseSources, reduce(t = 0.0, x IN phraseSources + $passageSources | t + x[1]) AS total
 CALL gds.pageRank.stream($graph, {
-  sourceNodes: phraseSources + passageSources, dampingFactor: $damping,
+  sourceNodes: phraseSources + [x IN $passageSources | [toInteger(x[0]), x[1]]], dampingFactor: $damping,
   relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance * total,
   concurrency: $concurrency, logProgress: false
 })

@@ -565,3 +565,36 @@ def test_every_mode_scores_its_musique_rankings_in_order(on_musique10, musique10
                 if text == q.question:
                     pooled = IterativeRetrieval(memory, mode=mode, steps=0).run(text, top_k=10, recognition_filter=False).passages
                     assert [p.id for p in pooled] == [p.id for p in found], mode
+
+
+def test_a_walk_from_every_passage_holds_memory_that_does_not_grow_with_its_passage_sources(on_musique10):
+    """The walks seeded from every passage like the query (entity-ppr's walk, hipporag2's) are handed their passage
+    sources in GDS's settings, never as a variable: the server keeps every variable in scope with each row it sorts,
+    so a list of the namespace's passages held as one made the statement's memory grow with their number times the
+    rows kept (at 50,000 passages entity-ppr's walk exceeded the server's transaction memory and failed). PROFILE's
+    memory of each statement, as this server runs it, with every passage as a source is that with a tenth of them."""
+    from hippo_neo4j.retrieve.entity_ppr import entity_ppr_parameters
+    from hippo_neo4j.retrieve.hipporag2 import ppr2_parameters
+
+    memory = on_musique10()
+    config = memory.config
+    statements = {
+        "entity_ppr_passages": ("mentions", entity_ppr_parameters(config)),
+        "ppr2_passages": ("passage", ppr2_parameters(config, {}, 10) | {"massFloor": 0.0, "only": None}),
+    }
+    for name, (kind, params) in statements.items():
+        graph = memory.server.projections.ensure(memory.namespace, kind)
+        nodes = [r["n"] for r in rows(memory.driver, "MATCH (p:Passage {ns: $ns}) RETURN id(p) AS n ORDER BY n",
+                                      ns=memory.namespace)]
+        assert len(nodes) >= 100
+
+        def used(sources: list[int]) -> int:
+            given = params | {"graph": graph.name, "graphVersion": graph.version, "seeds": [],
+                              "passageSources": [[float(n), 1.0 / len(sources)] for n in sources]}
+            with memory.driver.session(database=memory.database) as session:
+                summary = session.run("PROFILE " + memory.server.statement(name), **memory.store.scope, **given).consume()
+            assert summary.profile is not None and "GlobalMemory" in summary.profile["args"], name
+            return summary.profile["args"]["GlobalMemory"]
+
+        tenth, every = used(nodes[: len(nodes) // 10]), used(nodes)
+        assert every < 1.5 * tenth, (name, tenth, every)

@@ -12,10 +12,11 @@ import re
 
 from ..db import cypher
 
-# A weighted PPR call as the statements of cypher/ write it: sourceNodes first, tolerance among the settings.
+# A weighted PPR call as the statements of cypher/ write it: sourceNodes first (an expression, which may hold commas),
+# then dampingFactor, tolerance among the settings.
 CALL = re.compile(
-    r"CALL gds\.pageRank\.stream\(\$graph, \{\s*sourceNodes: (?P<sources>[^,]+?),\s*(?P<config>.*?)\s*\}\)\s*"
-    r"YIELD nodeId, score",
+    r"CALL gds\.pageRank\.stream\(\$graph, \{\s*sourceNodes: (?P<sources>.+?),\s*(?P<config>dampingFactor:.*?)\s*\}\)"
+    r"\s*YIELD nodeId, score",
     re.S,
 )
 TOLERANCE = re.compile(r"tolerance: (?P<tolerance>[^,}]+?)\s*(?:,\s*|$)", re.S)
