@@ -232,13 +232,14 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
 def profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
     """Median milliseconds of each step of an entity-ppr query through Neo4j, its query entities given: encoding the
     query, linking its entities (encoding them and the phrase index's statement), the projection check, the
-    passage seeds, GDS PageRank alone on the walk's seeds (``cypher/bench_ppr2_only.cypher``), the walk's statement,
+    passage seeds, GDS PageRank alone on the walk's seeds (``cypher/bench_ppr2_only.cypher``; and stopped after one
+    iteration: what a walk costs before it iterates, ``pagerank_one_iteration``), the walk's statement,
     the entity walk's (which a query runs beside the walk, on the other connection), the second round's (after the
     entity walk, on that connection too), the whole query (``total``) with the statement that reads its passages and
     their explanations timed within it (``details``: ``cypher/entity_ppr_details.cypher``), and the whole query with
     its linking after the question's encoding instead of beside it (``total_linking_in_turn``)."""
-    steps = Steps("encode", "linking", "projection_check", "passage_seeds", "pagerank", "walk", "entity_walk", "hop",
-                  "total", "total_linking_in_turn", "details")
+    steps = Steps("encode", "linking", "projection_check", "passage_seeds", "pagerank", "pagerank_one_iteration", "walk",
+                  "entity_walk", "hop", "total", "total_linking_in_turn", "details")
     cfg, retriever = memory.config, memory.retriever("entity-ppr")
     for i, q in enumerate(queries):
         vector = steps("encode", lambda: memory.encoder.encode_queries([q.text])[0])
@@ -253,6 +254,7 @@ def profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], *, top_k: int
         share = 1.0 - cfg.entity_share if seeds else 1.0  # as the walk's statement scales the passage seeds
         alone = params | {"passageSources": [[n, share * w] for n, w in sources["passageSources"]]}
         steps("pagerank", lambda: memory.store.run("bench_ppr2_only", **alone))  # the walk alone
+        steps("pagerank_one_iteration", lambda: memory.store.run("bench_ppr2_only", **(alone | {"maxIterations": 1})))
         steps("walk", lambda: memory.store.run("entity_ppr_passages", **params))
         found = steps("entity_walk", lambda: memory.store.run("entity_walk", **params))
         passages = dict(zip(seeding.cosines.nodes.tolist(), seeding.cosines.ids))
