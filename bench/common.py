@@ -26,6 +26,8 @@ from hippo_neo4j import HippoRAG  # noqa: E402
 from hippo_neo4j.config import ConnectionSettings, ServerSettings  # noqa: E402
 from hippo_neo4j.corpus import load_openie  # noqa: E402
 from hippo_neo4j.evaluation import load_dataset, percentile  # noqa: E402
+from hippo_neo4j.evaluation.datasets import VARIANTS  # noqa: E402
+from hippo_neo4j.evaluation.metrics import recall_at  # noqa: E402
 from hippo_neo4j.evaluation.reference import InProcess  # noqa: E402
 from hippo_neo4j.extract import make_extractor  # noqa: E402
 from hippo_neo4j.models import Extraction, IndexReport, PassageIn  # noqa: E402
@@ -49,6 +51,7 @@ EVAL_SETS = ((MUSIQUE, "eval-musique_train-offline-bge-small-en-v1.5", 100),
              (MUSIQUE, "eval-musique_train-bge-small-en-v1.5", 100),
              (WIKI, "eval-2wikimultihopqa-offline-bge-small-en-v1.5", 40))
 T = TypeVar("T")
+CUTOFFS = (1, 2, 5, 10)
 
 
 say = functools.partial(print, flush=True)
@@ -93,6 +96,46 @@ def namespace_questions(doc: str, queries: int, more: Callable[[argparse.Argumen
     extractor = make_extractor("offline")
     questions = load_dataset(default_datasets_dir() / MUSIQUE).questions[: args.queries]
     return args, extractor, asked(extractor, [q.question for q in questions])
+
+
+def reference_variants(make: Callable[[HippoRAG, Any], dict[str, dict[str, Any]]], questions: int | None,
+                       label: str) -> int:
+    """Variants of entity-ppr in the in-process reference on :data:`EVAL_SETS`, each question as written and in lower
+    case, from the phrase seeds the mode itself linked: each variant is the keyword arguments of
+    ``ReferenceGraph.entity_ppr`` that ``make(memory, graph)`` gives it for a namespace; ``current`` (none) is the
+    mode in the reference, beside the mode's own figures (``the mode``, its passages as the server ranked them; the
+    walks' masses differ in their last digits, so a top 10 can differ below the first places: the count of
+    identical ones is printed). Prints R@1/2/5/10 per set and casing; 0 when ``current`` reproduced the mode's
+    recall everywhere, else 1 (bench/hop_variants.py, bench/seed_variants.py)."""
+    reproduced = True
+    for name, ns, n in EVAL_SETS:
+        dataset = load_dataset(default_datasets_dir() / name).subset(questions or n)
+        with HippoRAG(namespace=ns) as memory:
+            cfg, graph = memory.config, InProcess.load(memory).ref
+            variants: dict[str, dict[str, Any]] = {"current": {}} | make(memory, graph)
+            for variant in VARIANTS:
+                recalls: dict[str, dict[int, list[float]]] = {v: {k: [] for k in CUTOFFS} for v in ["the mode", *variants]}
+                same, asked_questions = 0, dataset.variant(variant).questions
+                for question in asked_questions:
+                    asked = memory.query(question.question, top_k=10)
+                    seeds = {s.node: s.weight for s in asked.phrase_seeds}
+                    vector = memory.encoder.encode_queries([question.question])[0]
+                    for k in CUTOFFS:
+                        recalls["the mode"][k].append(recall_at([p.id for p in asked.passages], question.gold, k))
+                    for v, given in variants.items():
+                        found = graph.entity_ppr(vector, seeds, entity_share=cfg.entity_share, damping=cfg.damping,
+                                                 tol=cfg.ppr_tolerance, max_iter=cfg.ppr_max_iterations,
+                                                 precision=walk_precision(cfg), **given)
+                        order = [pid for pid, _ in found["passages"]]
+                        if not given:
+                            same += order == [p.id for p in asked.passages]
+                        for k in CUTOFFS:
+                            recalls[v][k].append(recall_at(order, question.gold, k))
+                reproduced &= all(np.mean(recalls["the mode"][k]) == np.mean(recalls["current"][k]) for k in CUTOFFS)
+                say(f"\n{dataset.name}, {ns}, {variant}: 'current' gives the mode's top 10 on {same}/{len(asked_questions)}")
+                say("\n".join(table([label] + [f"R@{k}" for k in CUTOFFS],
+                                     [[v] + [100 * float(np.mean(r[k])) for k in CUTOFFS] for v, r in recalls.items()])))
+    return 0 if reproduced else 1
 
 
 # ------------------------------------------------------------------------------------ timing and figures

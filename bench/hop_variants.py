@@ -26,18 +26,11 @@ import sys
 from typing import Callable
 
 import numpy as np
-from common import EVAL_SETS, default_datasets_dir, table
+from common import reference_variants
 
 from hippo_neo4j import HippoRAG
-from hippo_neo4j.evaluation import load_dataset
-from hippo_neo4j.evaluation.datasets import VARIANTS
-from hippo_neo4j.evaluation.metrics import recall_at
-from hippo_neo4j.evaluation.reference import InProcess, ReferenceGraph, short_walk
-from hippo_neo4j.retrieve.entity_ppr import HOP_STEPS, walk_precision
-
-CUTOFFS = (1, 2, 5, 10)
-HopMasses = Callable[[ReferenceGraph, np.ndarray, dict[str, float], float], tuple[np.ndarray, np.ndarray]]
-
+from hippo_neo4j.evaluation.reference import ReferenceGraph, short_walk
+from hippo_neo4j.retrieve.entity_ppr import HOP_STEPS
 
 def without_own_return(graph: ReferenceGraph, query: np.ndarray, sources: dict[str, float],
                        damping: float) -> tuple[np.ndarray, np.ndarray]:
@@ -100,39 +93,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", type=int, default=None, help="the first N questions of each set")
     args = parser.parse_args()
-    reproduced = True
-    for name, ns, n in EVAL_SETS:
-        dataset = load_dataset(default_datasets_dir() / name).subset(args.questions or n)
-        with HippoRAG(namespace=ns) as memory:
-            cfg, reference = memory.config, InProcess.load(memory)
-            graph = reference.ref
-            variants: dict[str, HopMasses | None] = {"current": None, "without each source's own return": without_own_return}
-            variants |= {f"first step by the question's facts, {k}": FactSteps(memory, graph, w) for k, w in WEIGHTS.items()}
-            for variant in VARIANTS:
-                recalls = {v: {k: [] for k in CUTOFFS} for v in ["the mode", *variants]}
-                same, questions = 0, dataset.variant(variant).questions
-                for question in questions:
-                    asked = memory.query(question.question, top_k=10)
-                    seeds = {s.node: s.weight for s in asked.phrase_seeds}
-                    vector = memory.encoder.encode_queries([question.question])[0]
-                    for k in CUTOFFS:
-                        recalls["the mode"][k].append(recall_at([p.id for p in asked.passages], question.gold, k))
-                    for v, hop in variants.items():
-                        found = graph.entity_ppr(vector, seeds, entity_share=cfg.entity_share, damping=cfg.damping,
-                                                 tol=cfg.ppr_tolerance, max_iter=cfg.ppr_max_iterations,
-                                                 precision=walk_precision(cfg), hop_masses=hop)
-                        order = [pid for pid, _ in found["passages"]]
-                        if hop is None:
-                            same += order == [p.id for p in asked.passages]
-                        for k in CUTOFFS:
-                            recalls[v][k].append(recall_at(order, question.gold, k))
-                reproduced &= all(np.mean(recalls["the mode"][k]) == np.mean(recalls["current"][k]) for k in CUTOFFS)
-                print(f"\n{dataset.name}, {ns}, {variant}: 'current' gives the mode's top 10 on {same}/{len(questions)}",
-                      flush=True)
-                print("\n".join(table(["hop"] + [f"R@{k}" for k in CUTOFFS],
-                                      [[v] + [100 * float(np.mean(r[k])) for k in CUTOFFS] for v, r in recalls.items()])),
-                      flush=True)
-    return 0 if reproduced else 1
+    return reference_variants(lambda memory, graph: {"without each source's own return": {"hop_masses": without_own_return}} | {
+        f"first step by the question's facts, {k}": {"hop_masses": FactSteps(memory, graph, w)} for k, w in WEIGHTS.items()},
+        args.questions, "hop")
 
 
 if __name__ == "__main__":

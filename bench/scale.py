@@ -22,7 +22,7 @@ from common import (GRAPH_MODES, Query, add_one_ms, after_write_ms, catalogue_si
                     timed_index, write_json)
 
 from hippo_neo4j import HippoRAG
-from hippo_neo4j.config import ConnectionSettings
+from hippo_neo4j.config import ConnectionSettings, HippoConfig
 from hippo_neo4j.db import connect
 from hippo_neo4j.encode.base import Encoder
 from hippo_neo4j.graph import projection
@@ -314,7 +314,8 @@ def index_and_add_one(memory: HippoRAG, passages: list[PassageIn], spare: list[P
 def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: int, args: argparse.Namespace
              ) -> dict[str, Any]:
     """Every figure of one size, in namespace ``bench-scale-<size>`` (dropped after unless ``args.keep``)."""
-    memory = HippoRAG(connection, namespace=f"bench-scale-{size}", driver=driver, encoder=TokenBagEncoder())
+    memory = HippoRAG(connection, namespace=f"bench-scale-{size}", driver=driver, encoder=TokenBagEncoder(),
+                      config=HippoConfig(ppr_concurrency=args.concurrency))
     reused = args.reuse and memory.stats()["passages"] >= size  # kept by an earlier --keep run of this corpus
     if not reused:
         emptied(memory)
@@ -443,6 +444,8 @@ def main() -> None:
                    help="measure a size's namespace kept by an earlier --keep run (same --seed) without indexing it "
                         "again: no indexing, add-one or write -> first query figures")
     p.add_argument("--profile", action="store_true", help="also time each step of entity-ppr's queries per size")
+    p.add_argument("--concurrency", type=int, default=HippoConfig().ppr_concurrency,
+                   help="GDS threads per walk (HippoConfig.ppr_concurrency)")
     p.add_argument("--index-budget", type=float, default=None, metavar="SECONDS",
                    help="stop indexing a size after this many seconds and measure at the size reached "
                         "(recorded as partial, with the projected time for the whole size)")
@@ -464,6 +467,7 @@ def main() -> None:
             "rounds": args.rounds, "encoder": f"{TokenBagEncoder.name}: random unit vector per token (seeded by its "
                                               "hash), summed and normalised; speed only, not retrieval quality",
             "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "ppr_concurrency": args.concurrency,
             "load_average_start": os.getloadavg(),
         },
         "sizes": {},

@@ -202,6 +202,7 @@ class ReferenceGraph:
         precision: float = 1e-7,
         hop_masses: Callable[[ReferenceGraph, np.ndarray, dict[str, float], float],
                              tuple[np.ndarray, np.ndarray]] | None = None,
+        passage_seeds: int | None = None,
     ) -> dict:
         """entity-ppr (hippo_neo4j/retrieve/entity_ppr.py): ``seeds`` (phrase -> weight, the links' weights) scaled
         to sum ``entity_share``; passages above the mean cosine seeded by their z-score, scaled to sum the rest (all
@@ -210,7 +211,8 @@ class ReferenceGraph:
         passages among its ``WINDOW`` nodes with the most mass (masses equal to ``precision``, the server's walks'
         ``walk_precision``, by id); passages by the evidence of those rankings (``entity_ppr.evidence``).
         ``hop_masses(graph, query, sources, damping)``: the second hop's masses and what each passage's is taken
-        down by, in place of :meth:`hop_masses` (bench/hop_variants.py)."""
+        down by, in place of :meth:`hop_masses` (bench/hop_variants.py). ``passage_seeds``: the walk seeds only the
+        passages with the largest z-scores, that many (bench/seed_variants.py; None: every one above the mean)."""
         assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
         q = query / np.linalg.norm(query)
         n, m = len(self.phrases), len(self.passages)
@@ -222,6 +224,8 @@ class ReferenceGraph:
         usable = np.isfinite(dense)
         mean, sd = dense[usable].mean(), dense[usable].std()
         z = np.where(usable & (dense > mean), (np.nan_to_num(dense, nan=mean) - mean) / (sd if sd > 0 else 1.0), 0.0)
+        if passage_seeds is not None and np.count_nonzero(z) > passage_seeds:  # ties at the cut by passage order
+            z[np.argsort(-z, kind="stable")[passage_seeds:]] = 0.0
         if sd > 0 and z.sum() > 0:
             reset[n:] = (1.0 - entity_share if raw else 1.0) * z / z.sum()
         full = walk(self.mention_transition_t, reset, damping, tol, max_iter)
