@@ -21,7 +21,7 @@ import sys
 from typing import Callable
 
 import numpy as np
-from common import EVAL_SETS, default_datasets_dir, table
+from common import CUTOFFS, EVAL_SETS, default_datasets_dir, table
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.evaluation import load_dataset
@@ -29,7 +29,6 @@ from hippo_neo4j.evaluation.datasets import VARIANTS
 from hippo_neo4j.evaluation.metrics import recall_at
 from hippo_neo4j.retrieve.entity_ppr import better_of_two, chance
 
-CUTOFFS = (1, 2, 5, 10)
 
 
 def alone(q: dict[str, float]) -> list[float]:

@@ -9,8 +9,8 @@
 // entity walk (the seeds' phrases alone) is cypher/entity_walk.cypher, run beside this statement.
 // The passage sources are written into the walk's settings, never held in a variable: a row holds every variable
 // in scope, and the sort keeps $window rows, so a list of the namespace's passages held as one made the statement's
-// memory grow with their square (about 0.2 GiB for 1,000 passage sources; at 50,000 passages it exceeded the
-// server's transaction memory). bench/scale.py's 50,000 size runs it.
+// memory their number times the window (about 0.2 GiB for 1,000 passage sources; at 50,000 passages it exceeded the
+// server's transaction memory). bench/walk_memory.py measures it.
 // $graphVersion: the projection's graph version (phrases created after it are not in it). Parameters: $graph,
 // $graphVersion, $ns, $seeds, $passageSources, $entityShare, $damping, $maxIterations, $tolerance, $concurrency,
 // $window.

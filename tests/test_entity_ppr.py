@@ -582,11 +582,11 @@ def test_a_walk_from_every_passage_holds_memory_that_does_not_grow_with_its_pass
         "entity_ppr_passages": ("mentions", entity_ppr_parameters(config)),
         "ppr2_passages": ("passage", ppr2_parameters(config, {}, 10) | {"massFloor": 0.0, "only": None}),
     }
+    nodes = [r["n"] for r in rows(memory.driver, "MATCH (p:Passage {ns: $ns}) RETURN id(p) AS n ORDER BY n",
+                                  ns=memory.namespace)]
+    assert len(nodes) >= 100
     for name, (kind, params) in statements.items():
         graph = memory.server.projections.ensure(memory.namespace, kind)
-        nodes = [r["n"] for r in rows(memory.driver, "MATCH (p:Passage {ns: $ns}) RETURN id(p) AS n ORDER BY n",
-                                      ns=memory.namespace)]
-        assert len(nodes) >= 100
 
         def used(sources: list[int]) -> int:
             given = params | {"graph": graph.name, "graphVersion": graph.version, "seeds": [],
