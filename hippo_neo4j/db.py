@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -14,6 +15,20 @@ from .config import ConnectionSettings
 from .errors import ServerError
 
 CYPHER_DIR = Path(__file__).resolve().parent / "cypher"
+NODE_KINDS = ("phrase", "passage", "fact")
+
+
+def namespace_key(namespace: str) -> str:
+    """The hexadecimal digest that names a namespace's labels and indexes (any namespace name gives a valid,
+    fixed-length identifier; DDL cannot take it as a parameter, and hex digits need no quoting)."""
+    return hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:16]
+
+
+def namespace_labels(namespace: str) -> dict[str, str]:
+    """The labels every Phrase, Passage and Fact node of the namespace carries (by node kind): its indexes cover
+    them, and the projections of its graph read them."""
+    key = namespace_key(namespace)
+    return {kind: f"Hippo{kind.capitalize()}_{key}" for kind in NODE_KINDS}
 
 
 @lru_cache(maxsize=None)

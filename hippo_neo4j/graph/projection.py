@@ -3,6 +3,11 @@
 Three kinds per namespace, each built on first use: ``phrase`` (Phrase nodes, RELATION + SYNONYM edges:
 hipporag1), ``passage`` (the same plus Passage nodes and MENTIONED_IN edges of weight 1.0: hipporag2) and
 ``mentions`` (Phrase and Passage nodes, the MENTIONED_IN edges of named entities and the SYNONYM edges: entity-ppr).
+Each is a GDS native projection of the namespace's labels (``cypher/project_*_graph.cypher``); the mention graph
+carries every mention, weighted by ``walked`` (0.0 for a triple argument the passage does not name, which a walk
+then does not follow: the same walk as without the edge), which :meth:`Projections.walk_mentions` gives the
+mentions of a namespace written before it existed. On a GDS without weighted ``sourceNodes`` the graphs that hold
+passages are projected from Cypher rows with their feeders (``graph/reset.py``).
 
 Every write to a namespace bumps ``(:HippoNamespace {name}).version`` in the same transaction. The
 projection's name carries that version (and a fingerprint of the statement that builds its kind), so a
@@ -47,7 +52,7 @@ from typing import TYPE_CHECKING, Any, Iterable, cast
 from neo4j.exceptions import ClientError
 
 from ..config import env_number
-from ..db import cypher
+from ..db import cypher, namespace_labels
 from ..errors import ServerError
 from . import reset
 
@@ -286,6 +291,8 @@ class Projections:
         if name in existing:
             return Projection(name, version, *existing[name], created=False, current=version)
         with self._lock(ns):
+            if kind == "mentions" and reset.native(KINDS[kind][1], kind, self.server.capabilities.weighted_sources):
+                self.walk_mentions(ns)
             with self.server.driver.session(database=self.server.database) as session:
                 rec = session.execute_write(self._project, ns, kind, name)
             if rec is None:  # projected meanwhile by another client (this process or another)
@@ -295,6 +302,19 @@ class Projections:
                 return Projection(name, version, 0, 0, created=False, current=version)
             self.drop(ns, keep_version=version, kind=kind)
             return Projection(name, version, rec["nodes"], rec["relationships"], created=True, current=version)
+
+    def walk_mentions(self, ns: str) -> int:
+        """Give every mention of the namespace that lacks it its weight in the native mention projection
+        (``walked``, ``cypher/walk_mentions.cypher``): those of a namespace written before it existed, or by an older
+        client since (the namespace's ``walkedAt`` lags its version, ``cypher/mentions_walked.cypher``); the
+        mentions it set (0 when none lacked it, which one read tells)."""
+        if self._run(cypher("mentions_walked"), ns=ns, version=None)[0]["walked"]:
+            return 0
+        version = self.namespace_version(ns)
+        with self.server.driver.session(database=self.server.database) as session:  # CALL ... IN TRANSACTIONS
+            done = session.run(cypher("walk_mentions"), ns=ns).single(strict=True)["set"]
+        self._run(cypher("mentions_walked"), ns=ns, version=version)
+        return done
 
     def _project(self, tx: Any, ns: str, kind: str, name: str) -> dict[str, Any] | None:
         """Project ``name`` unless it exists, holding the namespace's projection lock for ``kind`` (a node, so the
@@ -307,7 +327,7 @@ class Projections:
         self.check_memory(ns, kind)
         try:
             statement = self.server.projection_statement(KINDS[kind][1], kind)
-            rec = tx.run(statement, graph=name, ns=ns, only=None).single()
+            rec = tx.run(statement, graph=name, ns=ns, labels=namespace_labels(ns), only=None).single()
         except ClientError as exc:
             if "already exists" in str(exc):
                 return None
@@ -467,7 +487,12 @@ class Projections:
         return nodes, relationships
 
     def estimate(self, ns: str, kind: str = "phrase") -> dict[str, int]:
-        """The namespace's counts for a projection of ``kind`` and GDS's estimate of the heap it needs."""
+        """The namespace's counts for a projection of ``kind`` and GDS's estimate of the heap it needs (of the
+        native projection itself where it is one, :func:`reset.native_estimate`)."""
+        if reset.native(KINDS[kind][1], kind, self.server.capabilities.weighted_sources):
+            rec = self._run(reset.native_estimate(KINDS[kind][1]), labels=namespace_labels(ns))[0]
+            return {"nodes": rec["nodes"], "relationships": rec["relationships"], "bytes_min": rec["bytesMin"],
+                    "bytes_max": rec["bytesMax"]}
         nodes, relationships = self.size(ns, kind)
         rec = self._run(cypher("projection_estimate"), nodes=nodes, relationships=relationships)[0]
         return {"nodes": nodes, "relationships": relationships, "bytes_min": rec["bytesMin"], "bytes_max": rec["bytesMax"]}

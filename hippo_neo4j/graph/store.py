@@ -4,7 +4,6 @@ nearest-neighbour searches over the namespace's own vector indexes."""
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import os
 import re
 import threading
@@ -17,7 +16,7 @@ import numpy as np
 from neo4j import Driver
 from neo4j.exceptions import ClientError, ResultFailedError
 
-from ..db import cypher, cypher_statements
+from ..db import NODE_KINDS, cypher, cypher_statements, namespace_key, namespace_labels
 from ..errors import ConfigError
 from ..text import fold_phrase
 from . import projection
@@ -123,13 +122,7 @@ def vector_beam(top_k: int, per_result: int) -> int:
     return max(per_result * top_k, VECTOR_CANDIDATES)
 
 MISSING_INDEX = re.compile(r"no such (vector|fulltext) schema index", re.I)  # a namespace without its indexes
-KINDS = ("phrase", "passage", "fact")  # the node kinds with an embedding: a vector index each per namespace
-
-
-def namespace_key(namespace: str) -> str:
-    """The hexadecimal digest that names a namespace's labels and indexes (any namespace name gives a valid,
-    fixed-length identifier; DDL cannot take it as a parameter, and hex digits need no quoting)."""
-    return hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:16]
+KINDS = NODE_KINDS  # the node kinds with an embedding: a vector index each per namespace
 
 
 class GraphStore:
@@ -139,8 +132,7 @@ class GraphStore:
         self.server = server
         self.namespace = namespace
         key = namespace_key(namespace)
-        # every Phrase, Passage and Fact node of the namespace carries its kind's label, which its indexes cover
-        self.labels = {kind: f"Hippo{kind.capitalize()}_{key}" for kind in KINDS}
+        self.labels = namespace_labels(namespace)  # its indexes cover them
         self.indexes = {kind: f"hippo_{kind}_embedding_{key}" for kind in KINDS} | {"text": f"hippo_passage_text_{key}"}
         self.dimension: int | None = None  # of the namespace's vector indexes (the client's encoder)
         self.indexed = False  # whether this client saw or made the namespace's indexes
