@@ -226,11 +226,6 @@ def built(builds: int, build: Callable[[], Any], before: Callable[[int], Any]) -
     return {"build_ms": statistics.median(samples), "build_samples_ms": samples}
 
 
-def drop_graph(memory: HippoRAG, name: str) -> None:
-    memory.driver.execute_query("CALL gds.graph.drop($name, false) YIELD graphName RETURN graphName", name=name,
-                                database_=memory.database)
-
-
 def measure_projections(memory: HippoRAG, builds: int) -> dict[str, Any]:
     """Per kind: ``builds`` builds as the library makes them, their size and GDS's estimate (docs/scale.md); all
     three kinds are left in memory."""
@@ -248,26 +243,19 @@ def measure_projections(memory: HippoRAG, builds: int) -> dict[str, Any]:
     return out
 
 
-def native_projections(memory: HippoRAG, size: int, builds: int) -> dict[str, Any]:
-    """The phrase and passage graphs as native projections over a bench-only label (docs/scale.md), dropped after."""
-    label = f"BenchScaleNs{size}"
-    with memory.driver.session(database=memory.database) as session:  # CALL ... IN TRANSACTIONS: implicit
-        label_ms = timed(lambda: [session.run(
-            f"MATCH (n:{kind} {{ns: $ns}}) CALL (n) {{ SET n:{label}{kind} }} IN TRANSACTIONS OF 10000 ROWS",
-            ns=memory.namespace).consume() for kind in ("Phrase", "Passage")])
-    weighted = {rel: {"orientation": "UNDIRECTED", "properties": {"weight": {"property": prop, "defaultValue": 1.0}}}
-                for rel, prop in (("RELATION", "weight"), ("SYNONYM", "score"), ("MENTIONED_IN", "count"))}
-    specs = {"phrase": ([f"{label}Phrase"], ("RELATION", "SYNONYM")),
-             "passage": ([f"{label}Phrase", f"{label}Passage"], ("RELATION", "SYNONYM", "MENTIONED_IN"))}
-    out: dict[str, Any] = {"label_ms": label_ms}
-    for kind, (labels, rels) in specs.items():
-        name = f"bench-scale-native:{memory.namespace}:{kind}"
-        out[kind] = built(builds, lambda: memory.driver.execute_query(
-            "CALL gds.graph.project($name, $labels, $rels) YIELD nodeCount RETURN nodeCount", name=name,
-            labels=labels, rels={r: weighted[r] for r in rels}, database_=memory.database),
-            lambda b: drop_graph(memory, name)) | catalogue_size(memory, name)
-        drop_graph(memory, name)
-    return out
+def first_query_ms(memory: HippoRAG, queries: Sequence[Query], rounds: int) -> dict[str, Any]:
+    """The first graph query of each mode on a namespace without projections (as after indexing it: the query
+    projects the graph it walks and waits for it), and the query after it; medians of ``rounds`` rounds, each after
+    every projection of the namespace was dropped, in ms."""
+    samples: dict[str, dict[str, list[float]]] = {m: {"first": [], "next": []} for m in GRAPH_MODES}
+    for i in range(rounds):
+        q = queries[i % len(queries)]
+        for mode in GRAPH_MODES:
+            memory.server.projections.drop(memory.namespace)
+            for step in ("first", "next"):
+                samples[mode][step].append(timed(lambda: memory.query(
+                    q.text, mode=mode, top_k=10, entities=q.entities, recognition_filter=False)))
+    return {m: {k: statistics.median(v) for k, v in by.items()} | {"samples": by} for m, by in samples.items()}
 
 
 def index_size(memory: HippoRAG, todo: list[PassageIn], budget_s: float | None, result: dict[str, Any]
@@ -336,10 +324,9 @@ def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: 
         result["projections"] = measure_projections(memory, args.builds)
         result["heap"] = sys_heap(driver, memory.database)
         result["server_rss_mb"] = server_rss_mb(connection)
-        if not args.no_native:
-            say(f"[{size}] native projections over a namespace label")
-            result["native_projections"] = native_projections(memory, size, args.builds)
         qs = make_queries(todo, args.queries)
+        say(f"[{size}] first query without projections ({args.rounds} rounds per mode)")
+        result["first_query_ms"] = first_query_ms(memory, qs, args.rounds)
         say(f"[{size}] steady latency ({len(qs)} queries per mode)"
             + ("" if reused else f", then write -> first query ({args.rounds} rounds)"))
         result["latency_ms"] = measure_latency(memory, qs, reference=False)
@@ -381,10 +368,6 @@ def scale_table(result: dict[str, Any]) -> str:
                  (f"projection {k}: catalogue MiB", D1, (p + "size_mb",), True),
                  (f"projection {k}: GDS estimate MiB (min-max)", "{:.1f}-{:.1f}",
                   (p + "estimate_min_mb", p + "estimate_max_mb"), False)]
-    if any("native_projections" in r for r in runs.values()):
-        rows += [("native phrase: build ms", D0, ("native_projections.phrase.build_ms",), True),
-                 ("native passage: build ms", D0, ("native_projections.passage.build_ms",), True),
-                 ("native passage: catalogue MiB", D1, ("native_projections.passage.size_mb",), False)]
     rows += [
         ("server heap used / max MiB", "{:,.0f} / {:,.0f}", ("heap.used_mb", "heap.max_mb"), False),
         ("server heap free MiB", D0, ("heap.free_mb",), False), ("server RSS MiB", D0, ("server_rss_mb",), False),
@@ -397,6 +380,8 @@ def scale_table(result: dict[str, Any]) -> str:
     if any("entity_ppr_steps_ms" in r for r in runs.values()):  # --profile: bench/common.profile_entity_ppr's steps
         rows += [(f"entity-ppr step {step}, ms", D1, (f"entity_ppr_steps_ms.{step}",), True)
                  for step in ("pagerank_one_iteration", "pagerank", "walk", "entity_walk", "hop", "details", "total")]
+    rows += [(f"first {m} query without projections ms (next)", "{:.0f} ({:.0f})",
+              (f"first_query_ms.{m}.first", f"first_query_ms.{m}.next"), True) for m in GRAPH_MODES]
     rows += [(f"write → first {m} query ms (next)", "{:.0f} ({:.0f})",
               (f"write_then_query_ms.{m}.first", f"write_then_query_ms.{m}.next"), True) for m in GRAPH_MODES]
 
@@ -438,7 +423,6 @@ def main() -> None:
     p.add_argument("--builds", type=int, default=3, help="projection builds per kind (the median is reported)")
     p.add_argument("--rounds", type=int, default=5, help="write -> first query rounds per mode")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-native", action="store_true", help="skip the native-projection comparison")
     p.add_argument("--keep", action="store_true", help="keep the bench-scale-* namespaces afterwards")
     p.add_argument("--reuse", action="store_true",
                    help="measure a size's namespace kept by an earlier --keep run (same --seed) without indexing it "

@@ -11,7 +11,6 @@ from hippo_neo4j import HippoConfig, limits
 from hippo_neo4j import evaluation as ev
 from hippo_neo4j.evaluation.reference import ReferenceGraph
 from hippo_neo4j.extract.offline import OfflineExtractor
-from hippo_neo4j.graph.projection import KINDS
 from hippo_neo4j.retrieve import MODES
 from hippo_neo4j.retrieve.entity_ppr import walk_precision
 
@@ -244,15 +243,13 @@ def test_side_by_side_runs_both_at_once_and_raises_what_fails():
 
 
 def _mention_projection(driver, ns):
-    """(relationships a walk follows, named mention + synonym edges) of the namespace's newest mention projection."""
+    """(relationships, named mention + synonym edges) of the namespace's newest mention projection."""
     graphs = rows(driver, "CALL gds.graph.list() YIELD graphName, creationTime "
                           "WHERE graphName STARTS WITH $prefix AND graphName ENDS WITH ':mentions' "
                           "WITH graphName ORDER BY creationTime DESC LIMIT 1 "
-                          # the graph's own relationships, not the feeders a GDS without weighted sources needs, nor
-                          # the mentions of weight 0 that a native projection holds and a walk does not follow
-                          "CALL gds.graph.relationshipProperty.stream(graphName, 'weight') "
-                          "YIELD sourceNodeId, relationshipType, propertyValue "
-                          "WHERE relationshipType <> 'FEEDS' AND sourceNodeId < 35184372088831 AND propertyValue > 0 "
+                          # the graph's own relationships, not the feeders a GDS without weighted sources needs
+                          "CALL gds.graph.relationships.stream(graphName) YIELD sourceNodeId, relationshipType "
+                          "WHERE relationshipType <> 'FEEDS' AND sourceNodeId < 35184372088831 "
                           "RETURN count(*) AS r", prefix=f"hippo:{ns}:")
     edges = rows(driver, "RETURN COUNT { MATCH (:Phrase {ns: $ns})-[m:MENTIONED_IN]->() WHERE coalesce(m.named, true) } "
                          "+ COUNT { MATCH (:Phrase {ns: $ns})-[:SYNONYM]->() } AS e", ns=ns)[0]["e"]
@@ -315,8 +312,7 @@ def test_a_namespace_indexed_before_names_were_marked_walks_its_mentions_and_eva
     small = _subset(musique, 2)
     memory = memory_factory()
     ev.ensure_index(memory, small)
-    driver.execute_query("MATCH (:Phrase {ns: $ns})-[m:MENTIONED_IN]->() REMOVE m.named, m.walked", ns=memory.namespace)
-    driver.execute_query("MATCH (n:HippoNamespace {name: $ns}) REMOVE n.walkedAt", ns=memory.namespace)
+    driver.execute_query("MATCH (:Phrase {ns: $ns})-[m:MENTIONED_IN]->() REMOVE m.named", ns=memory.namespace)
     memory.query(small.questions[0].question, mode="entity-ppr", top_k=5, entities=["x"])
     relationships, edges = _mention_projection(driver, memory.namespace)
     assert relationships == 2 * edges and edges > 0
@@ -325,82 +321,6 @@ def test_a_namespace_indexed_before_names_were_marked_walks_its_mentions_and_eva
     assert not again.reused and any("rebuilding" in s for s in said)
     assert rows(driver, "MATCH (:Phrase {ns: $ns})-[m:MENTIONED_IN]->() WHERE m.named IS NULL RETURN count(m) AS n",
                 ns=memory.namespace)[0]["n"] == 0
-
-
-def _walk_scores(driver, graph, sources):
-    """Every node's score of a walk on projection ``graph`` from weighted ``sources`` ([Neo4j node id, weight])."""
-    found = rows(driver, "UNWIND $sources AS s MATCH (n) WHERE id(n) = s[0] WITH collect([n, s[1]]) AS seeds "
-                         "CALL gds.pageRank.stream($graph, {sourceNodes: seeds, dampingFactor: 0.5, tolerance: 1e-9, "
-                         "maxIterations: 100, relationshipWeightProperty: 'weight', concurrency: 1}) "
-                         "YIELD nodeId, score RETURN nodeId, score", graph=graph, sources=sources)
-    return {r["nodeId"]: r["score"] for r in found}
-
-
-def test_the_native_projections_are_walked_as_the_rows_they_replace(memory_factory, driver, musique):
-    """hipporag2's and entity-ppr's graphs are native projections of the namespace's labels (the mention graph
-    holds the mentions of phrases a passage does not name at weight 0); a walk on each gives every node the score
-    it gets on the same graph projected from Cypher rows (the form a GDS without weighted sources projects)."""
-    from hippo_neo4j.db import cypher
-    from hippo_neo4j.graph.server import Server
-
-    server = Server.of(driver)
-    if not server.capabilities.weighted_sources:
-        pytest.skip("this GDS projects the graphs with passages from rows (with feeders)")
-    memory = memory_factory()
-    ev.ensure_index(memory, _subset(musique, 6))
-    ns = memory.namespace
-    unnamed = rows(driver, "MATCH (:Phrase {ns: $ns})-[m:MENTIONED_IN]->() WHERE NOT m.named RETURN count(m) AS n", ns=ns)
-    assert unnamed[0]["n"] > 0  # the mention graph leaves some out
-    phrases = [r["id"] for r in rows(driver, "MATCH (n:Phrase {ns: $ns}) RETURN id(n) AS id ORDER BY n.text", ns=ns)]
-    passages = [r["id"] for r in rows(driver, "MATCH (n:Passage {ns: $ns}) RETURN id(n) AS id ORDER BY n.id", ns=ns)]
-    rng = np.random.default_rng(7)
-    for kind, statement in (("passage", "project_passage_graph_rows"), ("mentions", "project_mention_graph_rows")):
-        native = server.projections.ensure(ns, kind)
-        assert native.created and "gds.graph.project($graph, [$labels" in server.projection_statement(
-            KINDS[kind][1], kind)
-        reference = f"rows-test:{ns}:{kind}"
-        rows(driver, "CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName", graph=reference)
-        made = rows(driver, cypher(statement), graph=reference, ns=ns)[0]
-        assert made["nodes"] == native.nodes
-        try:
-            for _ in range(3):
-                picked = [int(x) for x in rng.choice(phrases, 3, replace=False)] + \
-                         [int(x) for x in rng.choice(passages, 10, replace=False)]
-                sources = [[node, float(w)] for node, w in zip(picked, rng.random(len(picked)))]
-                got, want = _walk_scores(driver, native.name, sources), _walk_scores(driver, reference, sources)
-                assert set(got) == set(want)
-                assert max(abs(got[n] - want[n]) for n in want) <= 1e-12 * max(want.values())
-        finally:
-            rows(driver, "CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName", graph=reference)
-
-
-def test_mentions_an_older_client_wrote_get_their_weight_before_the_mention_graph_is_projected(memory_factory, driver,
-                                                                                               musique):
-    """A client from before `walked` writes mentions without it and bumps the namespace's version without moving
-    `walkedAt`: the next mention projection first gives every such mention its weight (1.0 named, 0.0 not), so the
-    walk follows exactly the named mentions; this client's own writes keep `walkedAt` current."""
-    small = _subset(musique, 3)
-    memory = memory_factory()
-    ev.ensure_index(memory, small)
-    ns = memory.namespace
-    version = lambda: rows(driver, "MATCH (n:HippoNamespace {name: $ns}) RETURN n.version AS v, n.walkedAt AS w",  # noqa: E731
-                           ns=ns)[0]
-    assert version()["v"] == version()["w"]  # written by this client
-    driver.execute_query("MATCH (:Phrase {ns: $ns})-[m:MENTIONED_IN]->() REMOVE m.walked", ns=ns)
-    driver.execute_query("MATCH (n:HippoNamespace {name: $ns}) SET n.version = n.version + 1", ns=ns)  # its write
-    assert version()["v"] == version()["w"] + 1
-    memory.query(small.questions[0].question, mode="entity-ppr", top_k=5, entities=["x"])
-    weights = rows(driver, "MATCH (:Phrase {ns: $ns})-[m:MENTIONED_IN]->() "
-                           "RETURN count(m) AS n, count(m.walked) AS weighed, "
-                           "sum(CASE WHEN m.walked = CASE WHEN m.named THEN 1.0 ELSE 0.0 END THEN 1 ELSE 0 END) AS right",
-                   ns=ns)[0]
-    assert weights["n"] == weights["weighed"] == weights["right"] > 0
-    relationships, edges = _mention_projection(driver, ns)
-    assert relationships == 2 * edges
-    assert version()["v"] == version()["w"]
-    memory.index([{"id": "extra", "title": "Extra", "text": "Extra Person lived in Lisbon.",
-                   "extraction": {"named_entities": ["Extra Person", "Lisbon"], "triples": []}}])
-    assert version()["v"] == version()["w"]
 
 
 def test_the_papers_path_finding_case_offline(memory_factory):

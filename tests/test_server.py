@@ -255,19 +255,19 @@ def test_projection_is_reused_and_rebuilt_after_a_write(driver, connection):
 
     def write(cypher_text: str) -> None:
         def work(tx):
-            tx.run(cypher_text, ns=ns, label=namespace_labels(ns)["phrase"])  # as the library writes phrases
+            tx.run(cypher_text, ns=ns)
             projection.bump_version(tx, ns)
 
         with driver.session(database=db) as session:
             session.execute_write(work)
 
-    write("CREATE (:Phrase:$($label) {ns: $ns, text: 'a'})-[:RELATION {weight: 2}]->(:Phrase:$($label) {ns: $ns, text: 'b'})")
+    write("CREATE (:Phrase {ns: $ns, text: 'a'})-[:RELATION {weight: 2}]->(:Phrase {ns: $ns, text: 'b'})")
     first = Server.of(driver, db).projections.ensure(ns)
     assert first.created and first.nodes == 2 and first.relationships == 2
     again = Server.of(driver, db).projections.ensure(ns)
     assert not again.created and again.name == first.name
 
-    write("MATCH (b:Phrase {ns: $ns, text: 'b'}) CREATE (b)-[:SYNONYM {score: 0.9}]->(:Phrase:$($label) {ns: $ns, text: 'c'})")
+    write("MATCH (b:Phrase {ns: $ns, text: 'b'}) CREATE (b)-[:SYNONYM {score: 0.9}]->(:Phrase {ns: $ns, text: 'c'})")
     rebuilt = Server.of(driver, db).projections.ensure(ns)
     assert rebuilt.created and rebuilt.name != first.name
     assert rebuilt.nodes == 3 and rebuilt.relationships == 4
@@ -298,17 +298,18 @@ def test_projection_dropped_by_another_client_is_rebuilt(driver, connection):
 
 
 def test_a_projection_that_cannot_fit_the_heap_fails_at_once_with_the_figures(driver, connection):
-    """GDS's estimate for the namespace's counts is checked against the server's free heap before projecting."""
+    """GDS's estimate of the namespace's graph (from the count store, by its labels) is checked against the server's
+    free heap before projecting."""
     ns = "estimate-test"
     db = connection.database
     driver.execute_query("MATCH (n:Phrase {ns: $ns}) DETACH DELETE n", ns=ns)
-    driver.execute_query(
+    driver.execute_query(  # labelled as the library writes phrases: the estimate reads the namespace's labels
         "UNWIND range(1, 200) AS i CREATE (:Phrase:$($label) {ns: $ns, text: 'p' + i})-[:RELATION {weight: 1}]->"
         "(:Phrase:$($label) {ns: $ns, text: 'q' + i})", ns=ns, label=namespace_labels(ns)["phrase"],
     )
     try:
         fits = Server.of(driver, db).projections.check_memory(ns)
-        assert fits["nodes"] == 400 and fits["relationships"] == 200  # GDS's estimate of the native projection
+        assert fits["nodes"] == 400 and fits["relationships"] == 200  # GDS counts each of the 200 edges once
         assert 0 < fits["bytes_min"] <= fits["bytes_max"] < fits["available_heap"] <= fits["max_heap"]
         with pytest.raises(ServerError) as err:
             Server.of(driver, db).projections.check_memory(ns, available=fits["bytes_min"] - 1)

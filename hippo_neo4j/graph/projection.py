@@ -3,11 +3,6 @@
 Three kinds per namespace, each built on first use: ``phrase`` (Phrase nodes, RELATION + SYNONYM edges:
 hipporag1), ``passage`` (the same plus Passage nodes and MENTIONED_IN edges of weight 1.0: hipporag2) and
 ``mentions`` (Phrase and Passage nodes, the MENTIONED_IN edges of named entities and the SYNONYM edges: entity-ppr).
-Each is a GDS native projection of the namespace's labels (``cypher/project_*_graph.cypher``); the mention graph
-carries every mention, weighted by ``walked`` (0.0 for a triple argument the passage does not name, which a walk
-then does not follow: the same walk as without the edge), which :meth:`Projections.walk_mentions` gives the
-mentions of a namespace written before it existed. On a GDS without weighted ``sourceNodes`` the graphs that hold
-passages are projected from Cypher rows with their feeders (``graph/reset.py``).
 
 Every write to a namespace bumps ``(:HippoNamespace {name}).version`` in the same transaction. The
 projection's name carries that version (and a fingerprint of the statement that builds its kind), so a
@@ -67,6 +62,12 @@ KINDS = {
     "phrase": ("", "project_phrase_graph"),
     "passage": (":passages", "project_passage_graph"),
     "mentions": (":mentions", "project_mention_graph"),
+}
+# Each kind's node kinds and relationship types (for GDS's estimate of its memory, cypher/graph_estimate.cypher).
+SHAPES = {
+    "phrase": (("phrase",), ("RELATION", "SYNONYM")),
+    "passage": (("phrase", "passage"), ("RELATION", "SYNONYM", "MENTIONED_IN")),
+    "mentions": (("phrase", "passage"), ("MENTIONED_IN", "SYNONYM")),
 }
 # A filter's projections (the graph its passages induce) are kept while they hold at most HIPPO_FILTER_HEAP_SHARE
 # (FILTER_HEAP_SHARE) of the server's heap (FILTER_BYTES where the server does not say); beyond it the least
@@ -291,8 +292,6 @@ class Projections:
         if name in existing:
             return Projection(name, version, *existing[name], created=False, current=version)
         with self._lock(ns):
-            if kind == "mentions" and reset.native(KINDS[kind][1], kind, self.server.capabilities.weighted_sources):
-                self.walk_mentions(ns)
             with self.server.driver.session(database=self.server.database) as session:
                 rec = session.execute_write(self._project, ns, kind, name)
             if rec is None:  # projected meanwhile by another client (this process or another)
@@ -302,19 +301,6 @@ class Projections:
                 return Projection(name, version, 0, 0, created=False, current=version)
             self.drop(ns, keep_version=version, kind=kind)
             return Projection(name, version, rec["nodes"], rec["relationships"], created=True, current=version)
-
-    def walk_mentions(self, ns: str) -> int:
-        """Give every mention of the namespace that lacks it its weight in the native mention projection
-        (``walked``, ``cypher/walk_mentions.cypher``): those of a namespace written before it existed, or by an older
-        client since (the namespace's ``walkedAt`` lags its version, ``cypher/mentions_walked.cypher``); the
-        mentions it set (0 when none lacked it, which one read tells)."""
-        if self._run(cypher("mentions_walked"), ns=ns, version=None)[0]["walked"]:
-            return 0
-        version = self.namespace_version(ns)
-        with self.server.driver.session(database=self.server.database) as session:  # CALL ... IN TRANSACTIONS
-            done = session.run(cypher("walk_mentions"), ns=ns).single(strict=True)["set"]
-        self._run(cypher("mentions_walked"), ns=ns, version=version)
-        return done
 
     def _project(self, tx: Any, ns: str, kind: str, name: str) -> dict[str, Any] | None:
         """Project ``name`` unless it exists, holding the namespace's projection lock for ``kind`` (a node, so the
@@ -327,7 +313,7 @@ class Projections:
         self.check_memory(ns, kind)
         try:
             statement = self.server.projection_statement(KINDS[kind][1], kind)
-            rec = tx.run(statement, graph=name, ns=ns, labels=namespace_labels(ns), only=None).single()
+            rec = tx.run(statement, graph=name, ns=ns, only=None).single()
         except ClientError as exc:
             if "already exists" in str(exc):
                 return None
@@ -474,7 +460,7 @@ class Projections:
     # -- size and memory
 
     def size(self, ns: str, kind: str = "phrase") -> tuple[int, int]:
-        """Nodes and relationships a projection of ``kind`` will hold (undirected: each edge twice)."""
+        """Nodes and relationships a projection of ``kind`` will hold (undirected: each edge twice), counted."""
         counts = self._run(cypher("stats"), ns=ns)[0]
         edges = counts["relation_edges"] + counts["synonym_edges"]
         if kind == "phrase":
@@ -487,10 +473,14 @@ class Projections:
         return nodes, relationships
 
     def estimate(self, ns: str, kind: str = "phrase") -> dict[str, int]:
-        """The namespace's counts for a projection of ``kind`` and GDS's estimate of the heap it needs (of the
-        native projection itself where it is one, :func:`reset.native_estimate`)."""
-        if reset.native(KINDS[kind][1], kind, self.server.capabilities.weighted_sources):
-            rec = self._run(reset.native_estimate(KINDS[kind][1]), labels=namespace_labels(ns))[0]
+        """The namespace's counts for a projection of ``kind`` and GDS's estimate of the heap it needs: of the same
+        graph as a native projection of the namespace's labels (``cypher/graph_estimate.cypher``, from the
+        database's count store), or, for a graph with the passages' feeders, for the namespace's counts."""
+        if self.server.capabilities.weighted_sources or kind == "phrase":
+            labels, (node_kinds, types) = namespace_labels(ns), SHAPES[kind]
+            weighted = {"orientation": "UNDIRECTED", "properties": {"weight": {"property": "weight", "defaultValue": 1.0}}}
+            rec = self._run(cypher("graph_estimate"), nodes=[labels[k] for k in node_kinds],
+                            relationships={t: weighted for t in types})[0]
             return {"nodes": rec["nodes"], "relationships": rec["relationships"], "bytes_min": rec["bytesMin"],
                     "bytes_max": rec["bytesMax"]}
         nodes, relationships = self.size(ns, kind)

@@ -64,44 +64,10 @@ def fed_projection(name: str) -> str:
     return fed
 
 
-# The statements that project a namespace's own graph natively, from its labels (a GDS native projection: 5-10x
-# faster to build than the same graph from Cypher rows at 50,000 passages, docs/scale.md). A graph that holds
-# passages is projected from its rows (``<name>_rows``) where its feeders are needed: GDS adds no node to a native
-# projection.
-NATIVE = ("project_phrase_graph", "project_passage_graph", "project_mention_graph")
-
-
-def native(name: str, kind: str, weighted_sources: bool) -> bool:
-    """Whether the projection statement ``name`` of ``kind`` is a native projection on this server."""
-    return name in NATIVE and (weighted_sources or kind == "phrase")
-
-
-# The GDS call of a native projection statement: its node and relationship projections, then its settings.
-NATIVE_CALL = re.compile(r"CALL gds\.graph\.project\(\$graph, (?P<projection>.*?),\s*\{[^{}]*\}\)\s*YIELD .*", re.S)
-
-
-@functools.cache
-def native_estimate(name: str) -> str:
-    """GDS's estimate of the native projection ``cypher/<name>.cypher`` (``gds.graph.project.estimate`` of its node
-    and relationship projections, after the tokens it makes): the counts from the database's count store, so it
-    costs milliseconds where counting a namespace's edges takes a second at 50,000 passages. It returns ``nodes``,
-    ``relationships``, ``bytesMin`` and ``bytesMax``."""
-    text = cypher(name)
-    call = NATIVE_CALL.search(text)
-    if call is None:
-        raise ValueError(f"cypher/{name}.cypher is not a native projection in the form reset.py estimates")
-    return (text[: call.start()] + f"CALL gds.graph.project.estimate({call.group('projection')})\n"
-            "YIELD nodeCount, relationshipCount, bytesMin, bytesMax\n"
-            "RETURN nodeCount AS nodes, relationshipCount AS relationships, bytesMin, bytesMax")
-
-
 def projection(name: str, kind: str, weighted_sources: bool) -> str:
     """The projection statement ``name`` of ``kind`` for a server that does (or does not) take weighted
-    ``sourceNodes``: a namespace's own graph natively (:data:`NATIVE`) but where the graphs that hold passages
-    need their feeders (from their rows, with the feeders beside them), which a filter's graphs always get there."""
-    if weighted_sources or kind == "phrase":
-        return cypher(name)
-    return fed_projection(f"{name}_rows" if name in NATIVE else name)
+    ``sourceNodes``: the graphs that hold passages get their feeders where they are not taken."""
+    return cypher(name) if weighted_sources or kind == "phrase" else fed_projection(name)
 
 
 def _fragment() -> str:
