@@ -421,7 +421,8 @@ def main() -> None:
     p.add_argument("--scale-json", default="bench/out/scale.json", help="write the figures here")
     p.add_argument("--queries", type=int, default=50, help="steady queries per mode and size")
     p.add_argument("--builds", type=int, default=3, help="projection builds per kind (the median is reported)")
-    p.add_argument("--rounds", type=int, default=5, help="write -> first query rounds per mode")
+    p.add_argument("--rounds", type=int, default=5,
+                   help="write -> first query rounds per mode, and first queries without projections")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--keep", action="store_true", help="keep the bench-scale-* namespaces afterwards")
     p.add_argument("--reuse", action="store_true",

@@ -223,6 +223,11 @@ def test_the_clients_passage_vectors_follow_every_write_and_equal_the_servers_co
     memory.delete(["hall"])
     now = Server.of(driver, db).projections.ensure(ns, "passage")
     assert same(now) == {p["id"] for p in PATH_CORPUS} - {"hall"} | {"okafor"} and fetched[2:] == [1]  # ng's new vector
+    matrix = held.matrix
+    Server.of(driver, db).projections.drop(ns)
+    rebuilt = Server.of(driver, db).projections.ensure(ns, "passage")  # a new projection, no write since
+    assert rebuilt.seen > held.read_at and same(rebuilt) == same(now) and held.read_at > rebuilt.seen  # checked again
+    assert fetched[2:] == [1] and held.matrix is matrix  # nothing fetched, the vectors kept as they were
     fresh = PassageVectors(memory.store)  # a client's first query is scored by the server: nothing read
     assert fresh.cosines(query, now).ids == server.cosines(query, now).ids and fresh.version is None
     assert len(fresh.cosines(query, now).ids) == len(fresh.nodes) == len(PATH_CORPUS)  # then it reads them
