@@ -6,7 +6,8 @@ gives the namespace's mentions a numeric copy of `named` (``benchNamed``, remove
 mention weighted by it: the unnamed ones at weight 0, which a walk does not follow. Per kind: each build's median
 ms over ``--builds`` turns, and PageRank's ``computeMillis`` on each form from the same weighted sources
 (``--walks`` turns; a few phrases and half the passages, as entity-ppr's walk seeds; phrases only for the phrase
-graph) with the median of the paired ratios native / rows (docs/scale.md, "Native projections"). Prints JSON.
+graph) with the median of the paired ratios native / rows (docs/scale.md, "Native projections, the memory check,
+and the first query"). Prints JSON.
 """
 
 from __future__ import annotations

@@ -415,6 +415,16 @@ def scale_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def medians(runs: list[Any]) -> Any:
+    """The figures of ``runs`` (the JSON of several runs of the same sizes), each number the median of the runs'
+    that hold it; the first run's for anything else."""
+    first = runs[0]
+    if isinstance(first, dict):
+        return {k: medians([r[k] for r in runs if isinstance(r, dict) and k in r]) for k in first}
+    numbers = [r for r in runs if isinstance(r, (int, float)) and not isinstance(r, bool)]
+    return statistics.median(numbers) if numbers and len(numbers) == len(runs) else first
+
+
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--scale", default="2000,10000,50000", help="passage counts, e.g. 2000,10000,50000")
@@ -437,10 +447,13 @@ def main() -> None:
     p.add_argument("--append", action="store_true",
                    help="add these sizes to the sizes already in --scale-json (a later run, e.g. the largest alone)")
     p.add_argument("--table", action="store_true", help="only print the table of --scale-json (no run)")
+    p.add_argument("--medians", nargs="+", metavar="JSON",
+                   help="only print the table of the medians of these runs' figures (no run)")
     args, _ = p.parse_known_args()  # suite.py --scale passes its own options too
     out = Path(args.scale_json)
-    if args.table:
-        print(scale_table(json.loads(out.read_text(encoding="utf-8"))))
+    if args.table or args.medians:
+        runs = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.medians or [out]]
+        print(scale_table(medians(runs)))
         return
     sizes = [int(s) for s in args.scale.split(",") if s.strip().isdigit() and int(s) > 0]
     if not sizes or len(sizes) != len(args.scale.split(",")):
