@@ -382,29 +382,31 @@ def add_one_ms(memory: HippoRAG, candidates: Sequence[PassageIn], repeats: int =
     return {"median": percentile(samples, 50), "samples": samples}
 
 
+def graph_query(memory: HippoRAG, mode: str, q: Query, fresh: bool = False) -> Any:
+    """One query of graph ``mode`` for the write and first-query timings, its entities given: the top 10."""
+    return memory.query(q.text, mode=mode, top_k=10, entities=q.entities, recognition_filter=False, fresh=fresh)
+
+
 def after_write_ms(memory: HippoRAG, passages: Sequence[PassageIn], queries: Sequence[Query]) -> dict[str, Any]:
     """What a write costs the next graph query, a round per passage (docs/results.md, Writes and the next query):
     medians in ms, and the samples."""
-    def ask(mode: str, q: Query, fresh: bool = False) -> Any:
-        return memory.query(q.text, mode=mode, top_k=10, entities=q.entities, recognition_filter=False, fresh=fresh)
-
     samples = {m: {k: [] for k in ("write", "first", "next", "fresh", "steady", "behind")} for m in GRAPH_MODES}
     for mode in GRAPH_MODES:
-        ask(mode, queries[0], fresh=True)  # every kind projected once before the rounds
+        graph_query(memory, mode, queries[0], fresh=True)  # every kind projected once before the rounds
     for i, p in enumerate(passages):
         q, write = queries[i % len(queries)], timed(lambda: memory.index([p]))
         for mode in GRAPH_MODES:
             found: list[Any] = []
-            samples[mode]["first"].append(timed(lambda: found.append(ask(mode, q))))
+            samples[mode]["first"].append(timed(lambda: found.append(graph_query(memory, mode, q))))
             samples[mode]["behind"].append(found[0].writes_behind)
             samples[mode]["write"].append(write)
         for mode in GRAPH_MODES:
-            samples[mode]["next"].append(timed(lambda: ask(mode, q)))
+            samples[mode]["next"].append(timed(lambda: graph_query(memory, mode, q)))
         memory.server.projections.wait_for_refreshes()
         memory.delete([p.passage_id])
         for mode in GRAPH_MODES:
-            samples[mode]["fresh"].append(timed(lambda: ask(mode, q, fresh=True)))
-            samples[mode]["steady"].append(timed(lambda: ask(mode, q)))
+            samples[mode]["fresh"].append(timed(lambda: graph_query(memory, mode, q, fresh=True)))
+            samples[mode]["steady"].append(timed(lambda: graph_query(memory, mode, q)))
     return {m: {k: percentile(v, 50) for k, v in by.items()} | {"samples": by} for m, by in samples.items()}
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from common import (GRAPH_MODES, Query, add_one_ms, after_write_ms, catalogue_size, drop, emptied, local_server,
-                    measure_latency, parser, profile_entity_ppr, say, server_rss_mb, table, throughput, timed,
-                    timed_index, write_json)
+from common import (GRAPH_MODES, Query, add_one_ms, after_write_ms, catalogue_size, drop, emptied, graph_query,
+                    local_server, measure_latency, parser, percentile, profile_entity_ppr, say, server_rss_mb, table,
+                    throughput, timed, timed_index, write_json)
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.config import ConnectionSettings, HippoConfig
@@ -253,9 +253,8 @@ def first_query_ms(memory: HippoRAG, queries: Sequence[Query], rounds: int) -> d
         for mode in GRAPH_MODES:
             memory.server.projections.drop(memory.namespace)
             for step in ("first", "next"):
-                samples[mode][step].append(timed(lambda: memory.query(
-                    q.text, mode=mode, top_k=10, entities=q.entities, recognition_filter=False)))
-    return {m: {k: statistics.median(v) for k, v in by.items()} | {"samples": by} for m, by in samples.items()}
+                samples[mode][step].append(timed(lambda: graph_query(memory, mode, q)))
+    return {m: {k: percentile(v, 50) for k, v in by.items()} | {"samples": by} for m, by in samples.items()}
 
 
 def index_size(memory: HippoRAG, todo: list[PassageIn], budget_s: float | None, result: dict[str, Any]
