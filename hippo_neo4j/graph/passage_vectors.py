@@ -175,7 +175,7 @@ class PassageVectors:
             old = getattr(self, key)[keep]
             return np.concatenate([old, np.array(fetched[key], dtype=dtype)]) if fetched is not None else old
 
-        # one block is the matrix itself (np.vstack would copy it again: half a second for 50,000 rows here)
+        # one block is the matrix itself (np.vstack would copy the whole matrix again)
         self.matrix = (blocks[0] if len(blocks) == 1 else np.vstack(blocks)) if blocks \
             else np.zeros((0, 0), dtype=np.float32)
         self.nodes, self.since = column("nodes", np.int64), column("since", np.int64)
