@@ -28,6 +28,7 @@ from hippo_neo4j.encode.base import Encoder
 from hippo_neo4j.graph import projection
 from hippo_neo4j.graph.server import Server
 from hippo_neo4j.models import Extraction, IndexReport, PassageIn
+from hippo_neo4j.retrieve import default_mode
 from hippo_neo4j.text import normalize_phrase
 
 def _digest(text: str, salt: str = "") -> int:
@@ -257,6 +258,26 @@ def first_query_ms(memory: HippoRAG, queries: Sequence[Query], rounds: int) -> d
     return {m: {k: percentile(v, 50) for k, v in by.items()} | {"samples": by} for m, by in samples.items()}
 
 
+def after_indexing_ms(memory: HippoRAG, passages: Sequence[PassageIn], queries: Sequence[Query]) -> dict[str, Any]:
+    """Indexing into a namespace without projections (one passage, deleted again afterwards), then the first query
+    of the default mode and the one after it, a round per passage: medians in ms. Each round takes turns between
+    indexing that projects the default mode's graph (``HippoConfig.prepare_graph``, the default: indexing waits for
+    the build) and indexing that leaves it to the first query (``prepare_graph=False``), on the same namespace."""
+    unprepared = HippoRAG(memory.connection, namespace=memory.namespace, driver=memory.driver, encoder=memory.encoder,
+                          config=memory.config.model_copy(update={"prepare_graph": False}))
+    clients = {"prepared": memory, "unprepared": unprepared}
+    samples = {name: {k: [] for k in ("index", "first", "next")} for name in clients}
+    for i, p in enumerate(passages):
+        q = queries[i % len(queries)]
+        for name, client in clients.items():
+            client.server.projections.drop(client.namespace)  # as a namespace that no query has walked yet
+            samples[name]["index"].append(timed(lambda: client.index([p])))
+            for step in ("first", "next"):
+                samples[name][step].append(timed(lambda: graph_query(client, default_mode(), q)))
+            client.delete([p.passage_id])
+    return {name: {k: percentile(v, 50) for k, v in by.items()} | {"samples": by} for name, by in samples.items()}
+
+
 def index_size(memory: HippoRAG, todo: list[PassageIn], budget_s: float | None, result: dict[str, Any]
                ) -> list[PassageIn]:
     """Index ``todo`` in 20 steps, stopping after a step once ``budget_s`` seconds are spent; the passages indexed."""
@@ -326,6 +347,8 @@ def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: 
         qs = make_queries(todo, args.queries)
         say(f"[{size}] first query without projections ({args.rounds} rounds per mode)")
         result["first_query_ms"] = first_query_ms(memory, qs, args.rounds)
+        say(f"[{size}] index one passage without projections, then the first {default_mode()} query ({args.rounds} rounds)")
+        result["after_indexing_ms"] = after_indexing_ms(memory, spare[: args.rounds], qs)
         say(f"[{size}] steady latency ({len(qs)} queries per mode)"
             + ("" if reused else f", then write -> first query ({args.rounds} rounds)"))
         result["latency_ms"] = measure_latency(memory, qs, reference=False)
@@ -381,6 +404,9 @@ def scale_table(result: dict[str, Any]) -> str:
                  for step in ("pagerank_one_iteration", "pagerank", "walk", "entity_walk", "hop", "details", "total")]
     rows += [(f"first {m} query without projections ms (next)", "{:.0f} ({:.0f})",
               (f"first_query_ms.{m}.first", f"first_query_ms.{m}.next"), True) for m in GRAPH_MODES]
+    rows += [(f"index one passage without projections{how} ms, then the first {default_mode()} query ms (next)",
+              "{:.0f}, {:.0f} ({:.0f})", tuple(f"after_indexing_ms.{name}.{k}" for k in ("index", "first", "next")), True)
+             for name, how in (("prepared", ""), ("unprepared", ", prepare_graph off"))]
     rows += [(f"write → first {m} query ms (next)", "{:.0f} ({:.0f})",
               (f"write_then_query_ms.{m}.first", f"write_then_query_ms.{m}.next"), True) for m in GRAPH_MODES]
 

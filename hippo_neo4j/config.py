@@ -200,6 +200,10 @@ class HippoConfig(BaseModel):
     # One thread: on phrase graphs of 10^4-10^5 nodes GDS's parallel PPR spends more on coordination than it
     # saves. Raise it for graphs of millions of nodes.
     ppr_concurrency: int = Field(1, ge=1, le=4)
+    prepare_graph: bool = Field(
+        True, description="after indexing, project the graph the default mode walks: now, and indexing waits for it, "
+                          "when the namespace has no projection of it yet (so the first query does not wait for one), "
+                          "else in the background; False: the first query that walks it projects it")
     # Phrases whose PPR mass is at most this are left out of the passage sums: fewer MENTIONED_IN expansions
     # in the aggregation, and a passage score moves by at most 1e-7 per such mention.
     ppr_min_mass: float = Field(1e-7, ge=0)

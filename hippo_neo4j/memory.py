@@ -170,9 +170,12 @@ class HippoRAG:
             self.rebuild_facts()
         # the extractor is resolved only when some passage lacks an extraction
         try:
-            return self.indexer.index(items, self.config, lambda need: self.extractor.extract(need), progress=progress)
-        finally:
+            report = self.indexer.index(items, self.config, lambda need: self.extractor.extract(need), progress=progress)
+        except BaseException:
             self._written()
+            raise
+        self._written(indexed=True, progress=progress)
+        return report
 
     def import_openie(self, path: str | Path, *, progress: bool = False) -> IndexReport:
         """Index a corpus with the extraction from a HippoRAG OpenIE file (``{"docs": [...]}``)."""
@@ -289,10 +292,24 @@ class HippoRAG:
         finally:
             self._written()
 
-    def _written(self) -> None:
+    def _written(self, *, indexed: bool = False, progress: bool = False) -> None:
         """After a write: the projections this client walks are rebuilt in the background, so the next graph
-        query need not wait (see :meth:`query`'s ``fresh``)."""
-        self.server.projections.refresh_soon(self.namespace)
+        query need not wait (see :meth:`query`'s ``fresh``). After indexing (``indexed``), the graph the default
+        mode walks too (``HippoConfig.prepare_graph``): projected now when the namespace has no projection of it
+        yet, so that the first query after indexing does not wait for one, else rebuilt in the background."""
+        projections = self.server.projections
+        projections.refresh_soon(self.namespace)
+        if not (indexed and self.config.prepare_graph):
+            return
+        preset = MODES[default_mode()]
+        for kind in preset.retriever.projections(preset.config(self.config)):
+            with progress_bar(progress, 1, f"projecting the {kind} graph of {self.namespace!r}") as advance:
+                try:
+                    projections.ensure(self.namespace, kind, fresh=False)
+                except Exception as exc:  # noqa: BLE001 - what was indexed stays; the first query projects it
+                    log.warning("the %s graph of %r was not projected after indexing (the first query that walks it "
+                                "will project it): %s", kind, self.namespace, exc)
+                advance(1)
 
     def drop_namespace(self) -> dict[str, int]:
         """Delete every node of this namespace, its projections and its indexes (made again if this client

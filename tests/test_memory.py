@@ -289,6 +289,8 @@ def test_namespaces_isolate_stats_retrieval_delete_and_projections(memory_factor
     g1 = Server.of(driver, "neo4j").projections.ensure(one.namespace)
     g2 = Server.of(driver, "neo4j").projections.ensure(two.namespace)
     assert g1.nodes == s1["phrases"] and g2.nodes == s2["phrases"]
+    ones = set(Server.of(driver, "neo4j").projections.existing(one.namespace))  # and the mention graph indexing made
+    assert g1.name in ones
     two.delete(["m0", "m1"])
     assert one.stats() == s1 and two.stats()["passages"] == 18
     assert {p.id for p in one.query(musique[0].text, mode="bm25").passages} >= {"m0"}
@@ -296,11 +298,13 @@ def test_namespaces_isolate_stats_retrieval_delete_and_projections(memory_factor
     # call, whichever comes first) never touches one's, and vice versa
     g2b = Server.of(driver, "neo4j").projections.ensure(two.namespace)
     assert g2b.version > g2.version and g2b.name != g2.name
-    names = set(Server.of(driver, "neo4j").projections.existing(one.namespace))
-    assert names == {g1.name}
+    assert set(Server.of(driver, "neo4j").projections.existing(one.namespace)) == ones
+    Server.of(driver, "neo4j").projections.wait_for_refreshes(timeout=REFRESH_DEADLINE_S)
+    twos = set(Server.of(driver, "neo4j").projections.existing(two.namespace))
+    assert g2b.name in twos
     one.index([P("new", "A new passage about zebras.", ("zebra", "is", "animal"))])
     g1b = Server.of(driver, "neo4j").projections.ensure(one.namespace)
-    assert g1b.version > g1.version and set(Server.of(driver, "neo4j").projections.existing(two.namespace)) == {g2b.name}
+    assert g1b.version > g1.version and set(Server.of(driver, "neo4j").projections.existing(two.namespace)) == twos
     one.drop_namespace()
     assert one.stats()["passages"] == 0 and two.stats()["passages"] == 18
     assert ids_two - {"m0", "m1"} == {r["id"] for r in rows(driver, "MATCH (p:Passage {ns: $ns}) RETURN p.id AS id", ns=two.namespace)}
@@ -944,6 +948,61 @@ def _blocked_on_projection_lock(driver, database) -> bool:
     )
 
 
+def _created(driver, database, ns):
+    """The creation time of each of the namespace's projections in the catalogue, by name."""
+    return {r["graphName"]: str(r["creationTime"]) for r in rows(
+        driver, "CALL gds.graph.list() YIELD graphName, creationTime, database WHERE database = $db "
+        "AND graphName STARTS WITH $prefix RETURN graphName, creationTime", db=database, prefix=f"hippo:{ns}:v")}
+
+
+def test_indexing_projects_the_default_mode_s_graph_so_the_first_query_walks_it_without_projecting(
+        held_refreshes, memory_factory, driver, connection):
+    memory = memory_factory()
+    memory.index([PE("a", "Ada Lovelace wrote notes on the engine.", ("Ada Lovelace", "wrote", "notes"), "Ada Lovelace"),
+                  PE("b", "Charles Babbage designed the engine.", ("Charles Babbage", "designed", "engine"), "Charles Babbage")])
+    ns, db = memory.namespace, memory.database
+    projections = Server.of(driver, db).projections
+    version = projections.namespace_version(ns)
+    # no refresh ran (held_refreshes): indexing projected the graph entity-ppr walks, current, and only it
+    made = _created(driver, db, ns)
+    assert list(made) == [projections.graph_name(ns, version, "mentions")]
+    # a client that knows nothing of it (another process, or this one after a restart) walks it as it is
+    projections.forget(ns)
+    result = HippoRAG(connection, namespace=ns, driver=driver, extractor=memory.extractor).query(
+        "Who wrote notes?", entities=["Ada Lovelace"])
+    assert result.mode == "entity-ppr" and result.graph_version == version and result.writes_behind == 0
+    assert result.passages[0].id == "a" and not result.passages[0].filled
+    assert _created(driver, db, ns) == made  # not projected again
+
+    # with a projection in place, indexing more does not wait for the next one: the background refresh builds it
+    memory.index([PE("c", "Ada Lovelace knew Mary Somerville.", ("Ada Lovelace", "knew", "Mary Somerville"),
+                     "Ada Lovelace", "Mary Somerville")])
+    current = projections.namespace_version(ns)
+    assert current > version and _created(driver, db, ns) == made
+    held_refreshes.release()
+    projections.wait_for_refreshes(timeout=REFRESH_DEADLINE_S)
+    assert list(_created(driver, db, ns)) == [projections.graph_name(ns, current, "mentions")]
+
+    # prepare_graph=False: indexing leaves the projecting to the first query
+    other = memory_factory(config=HippoConfig(prepare_graph=False))
+    other.index([PE("a", "Ada Lovelace wrote notes.", ("Ada Lovelace", "wrote", "notes"), "Ada Lovelace")])
+    assert _created(driver, db, other.namespace) == {}
+    assert other.query("Who wrote notes?", entities=["Ada Lovelace"]).passages[0].id == "a"
+    assert len(_created(driver, db, other.namespace)) == 1
+
+
+def test_dropping_a_namespace_while_its_projection_is_refreshed_leaves_no_projection(held_refreshes, memory_factory,
+                                                                                     driver):
+    memory = memory_factory()
+    memory.index([PE("a", "Ada Lovelace wrote notes.", ("Ada Lovelace", "wrote", "notes"), "Ada Lovelace")])
+    memory.index([PE("b", "Charles Babbage met Ada Lovelace.", ("Charles Babbage", "met", "Ada Lovelace"),
+                     "Charles Babbage", "Ada Lovelace")])  # its refresh waits at the gate
+    held_refreshes.release()  # it may build now, before, while or after the namespace is dropped
+    memory.drop_namespace()
+    memory.server.projections.wait_for_refreshes(timeout=REFRESH_DEADLINE_S)
+    assert _created(driver, memory.database, memory.namespace) == {}
+
+
 def test_a_write_does_not_make_graph_queries_wait_and_the_refresh_replaces_the_projection(held_refreshes, memory_factory):
     memory = memory_factory()
     memory.index([PE("a", "Ada Lovelace wrote notes on the engine.", ("Ada Lovelace", "wrote", "notes"), "Ada Lovelace"),
@@ -988,6 +1047,7 @@ def test_a_projection_built_by_another_release_s_statement_is_dropped_not_walked
     memory = memory_factory()
     memory.index([PE("a", "Ada Lovelace wrote notes.", ("Ada Lovelace", "wrote", "notes"), "Ada Lovelace")])
     ns, db, driver = memory.namespace, memory.database, memory.driver
+    Server.of(driver, db).projections.drop(ns)  # the one indexing made: the server holds only the old release's
     version = Server.of(driver, db).projections.namespace_version(ns)
     legacy = f"hippo:{ns}:v{version}:mentions"  # the name an earlier release gave (no fingerprint)
     other = f"hippo:{ns}:v{version}.00000000:mentions"  # another release's statement

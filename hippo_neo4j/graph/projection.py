@@ -209,6 +209,7 @@ class Projections:
         statement formats (of ``kind`` only, when given)."""
         if keep_version is None:
             self.forget(ns, cancel=True)
+            self._settle(ns)
         dropped = []
         with self._guard:
             held = {found.name for found, _ in self._filtered.values()} if keep_version is not None else set()
@@ -245,7 +246,16 @@ class Projections:
                 with self._guard:
                     running = self._refreshing.get((ns, kind))
                 if running is not None:
-                    running.cancelled = True
+                    running.cancel()
+
+    def _settle(self, ns: str, timeout: float = 60.0) -> None:
+        """Cancel the namespace's background refreshes and wait for those building a projection to finish it, so
+        that none adds one to the catalogue after the namespace's were dropped (one not yet building never will)."""
+        with self._guard:
+            running = [thread for (name, _), thread in self._refreshing.items() if name == ns]
+        for thread in running:
+            if thread.cancel() and thread is not threading.current_thread():
+                thread.join(timeout)
 
     def known(self, ns: str, kind: str) -> Projection | None:
         """The complete projection of ``kind`` this process last found for the namespace, if any."""
@@ -530,6 +540,14 @@ class _Refresh(threading.Thread):
         self.again = threading.Event()
         self.again.set()
         self.cancelled = False
+        self.building = False
+        self._state = threading.Lock()
+
+    def cancel(self) -> bool:
+        """Stop before the next build; whether a build is under way (it finishes first)."""
+        with self._state:
+            self.cancelled = True
+            return self.building
 
     def run(self) -> None:
         projections, key = self.projections, (self.ns, self.kind)
@@ -541,9 +559,15 @@ class _Refresh(threading.Thread):
                 self.again.clear()
                 try:
                     with projections._building:
-                        if self.cancelled:
-                            return
-                        projections.ensure(self.ns, self.kind, fresh=True)
+                        with self._state:
+                            if self.cancelled:
+                                return
+                            self.building = True
+                        try:
+                            projections.ensure(self.ns, self.kind, fresh=True)
+                        finally:
+                            with self._state:
+                                self.building = False
                 except Exception as exc:  # noqa: BLE001 - a failed refresh leaves the old projection in use
                     closed = "closed" in str(exc).lower()  # the client closed its driver: nothing to refresh for
                     log.log(logging.DEBUG if closed else logging.WARNING,

@@ -141,6 +141,11 @@ class Retriever(ABC):
         """Whether this retriever links query entities under ``config`` (so they are extracted beforehand)."""
         return cls.links_entities
 
+    @classmethod
+    def projections(cls, config: HippoConfig) -> tuple[str, ...]:
+        """The kinds of projection (``graph/projection.py``) this retriever walks under ``config``."""
+        return ()
+
     @abstractmethod
     def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
         """The ranked passages for ``query``, with the explanation of how they were found."""

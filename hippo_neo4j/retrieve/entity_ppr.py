@@ -275,6 +275,10 @@ class EntityPPRRetriever(Retriever):
     graph = True
     links_entities = True
 
+    @classmethod
+    def projections(cls, config: HippoConfig) -> tuple[str, ...]:
+        return ("mentions",)
+
     def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
         text = query.text
         result = RetrievalResult(query=text, mode=self.name)

@@ -34,6 +34,10 @@ class HippoRAG1Retriever(Retriever):
     graph = True
     links_entities = True
 
+    @classmethod
+    def projections(cls, config: HippoConfig) -> tuple[str, ...]:
+        return ("phrase",)
+
     def link(self, entities: Sequence[str], scope: Scope | None = None) -> list[LinkedEntity]:
         """Each query entity's nearest phrase (of those a filter's passages mention, with ``scope``)."""
         return link_entities(self.store, self.encoder, entities, scope)

@@ -64,6 +64,10 @@ class HippoRAG2Retriever(Retriever):
     def needs_entities(cls, config: HippoConfig) -> bool:
         return config.linking == "entity"
 
+    @classmethod
+    def projections(cls, config: HippoConfig) -> tuple[str, ...]:
+        return ("passage",) if config.passage_nodes else ("phrase",)
+
     def facts(self, vector: np.ndarray, config: HippoConfig, scope: Scope | None = None) -> tuple[list[FactHit], bool]:
         """The query's nearest facts (of those a filter's passages asserted, with ``scope``), and whether the
         namespace has Fact nodes for all its passages."""

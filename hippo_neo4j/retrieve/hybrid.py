@@ -34,6 +34,10 @@ class HybridRetriever(Retriever):
     graph = True
     links_entities = True
 
+    @classmethod
+    def projections(cls, config: HippoConfig) -> tuple[str, ...]:
+        return ("phrase",)  # hipporag1's
+
     def get_search_results(self, query: Query, config: HippoConfig) -> RetrievalResult:
         depth = max(query.top_k, config.hybrid_depth)
         graph = self.context.retriever(HippoRAG1Retriever).get_search_results(query.model_copy(update={"top_k": depth}), config)
