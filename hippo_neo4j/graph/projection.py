@@ -208,8 +208,8 @@ class Projections:
         """Drop this namespace's projections: all of them, or (``keep_version``) those of other graph versions or
         statement formats (of ``kind`` only, when given)."""
         if keep_version is None:
-            self.forget(ns, cancel=True)
-            self._settle(ns)
+            self.forget(ns)
+            self._settle(ns)  # and its background refreshes
         dropped = []
         with self._guard:
             held = {found.name for found, _ in self._filtered.values()} if keep_version is not None else set()
@@ -234,19 +234,13 @@ class Projections:
             for key in [k for k, (found, _) in self._filtered.items() if found.name in gone]:
                 del self._filtered[key]
 
-    def forget(self, ns: str, *, cancel: bool = False) -> None:
-        """Drop what this process remembers of the namespace's projections (e.g. after 'graph not found');
-        ``cancel``: and its pending background refreshes (the namespace was dropped)."""
+    def forget(self, ns: str) -> None:
+        """Drop what this process remembers of the namespace's projections (e.g. after 'graph not found')."""
         with self._guard:
             for key in [k for k in self._filtered if k[0] == ns]:
                 del self._filtered[key]
         for kind in KINDS:
             self._known.pop((ns, kind), None)
-            if cancel:
-                with self._guard:
-                    running = self._refreshing.get((ns, kind))
-                if running is not None:
-                    running.cancel()
 
     def _settle(self, ns: str, timeout: float = 60.0) -> None:
         """Cancel the namespace's background refreshes and wait for those building a projection to finish it, so

@@ -143,7 +143,8 @@ class Retriever(ABC):
 
     @classmethod
     def projections(cls, config: HippoConfig) -> tuple[str, ...]:
-        """The kinds of projection (``graph/projection.py``) this retriever walks under ``config``."""
+        """The kinds of projection (``graph/projection.py``) this retriever walks under ``config`` (its walks take
+        them from here; indexing prepares the default mode's: ``HippoConfig.prepare_graph``)."""
         return ()
 
     @abstractmethod

@@ -325,7 +325,7 @@ class EntityPPRRetriever(Retriever):
                             config) if sources else None
             return [{"entityWindow": records[0]["window"], "entity": entity, "sources": sources, "hop": hop}]
 
-        records = self.walk(result, query, "entity_ppr_passages", "mentions", needs=newest, prepare=prepare,
+        records = self.walk(result, query, "entity_ppr_passages", *self.projections(config), needs=newest, prepare=prepare,
                             beside=entity_walk, **params)
         seeds = walked.get("seeds", {})
         for link in linked:  # the share of the reset mass each link gets, as in the walk (a phrase's seed split

@@ -66,7 +66,7 @@ class HippoRAG1Retriever(Retriever):
             )
             return fallback
         result = RetrievalResult(query=text, mode=self.name, entities=ents, linked=linked)
-        records = self.walk(result, query, "ppr_passages", "phrase", needs=newest_seed(seeds, linked),
+        records = self.walk(result, query, "ppr_passages", *self.projections(config), needs=newest_seed(seeds, linked),
                             **ppr_parameters(config, seeds, top_k))
         result.top_phrases = records[0]["topPhrases"] if records else []
         result.passages = to_passages(records)

@@ -111,8 +111,9 @@ class HippoRAG2Retriever(Retriever):
             result.passages, result.fell_back, result.fallback_reason = fallback.passages, True, reason
             return result
         newest = newest_seed(seeds, result.linked, result.facts)
+        (kind,) = self.projections(cfg)  # phrase or passage
         if not cfg.passage_nodes:  # ablation: phrases only, passages scored as in hipporag1
-            records = self.walk(result, query, "ppr_passages", "phrase", needs=newest, **ppr_parameters(cfg, seeds, top_k))
+            records = self.walk(result, query, "ppr_passages", kind, needs=newest, **ppr_parameters(cfg, seeds, top_k))
             result.top_phrases = records[0]["topPhrases"] if records else []
             result.passages = to_passages(records)
             return result
@@ -126,10 +127,10 @@ class HippoRAG2Retriever(Retriever):
             return more | {"massFloor": floor[0]}
 
         params = ppr2_parameters(cfg, seeds, top_k)
-        records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=floored, **params)
+        records = self.walk(result, query, "ppr2_passages", kind, needs=newest, prepare=floored, **params)
         if records and len(records[0]["ranked"]) < top_k and floor[0] > 0:
             # a seeded passage is gone since the projection was built: rank every node
-            records = self.walk(result, query, "ppr2_passages", "passage", needs=newest, prepare=seeding, massFloor=0.0, **params)
+            records = self.walk(result, query, "ppr2_passages", kind, needs=newest, prepare=seeding, massFloor=0.0, **params)
         if records:
             # (which of the passages tied at the k-th place comes back is still the server's order)
             result.passages = to_passages(by_score(records[0]["ranked"]))
