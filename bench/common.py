@@ -98,6 +98,22 @@ def namespace_questions(doc: str, queries: int, more: Callable[[argparse.Argumen
     return args, extractor, asked(extractor, [q.question for q in questions])
 
 
+def eval_set_options(parser: argparse.ArgumentParser) -> None:
+    """--dataset / --namespace (repeated in pairs) and --questions: the evaluation sets a benchmark runs on."""
+    parser.add_argument("--dataset", action="append", help="a dataset directory (repeat; each with --namespace)")
+    parser.add_argument("--namespace", action="append", help="its indexed evaluation namespace")
+    parser.add_argument("--questions", type=int, default=None, help="the first N questions (default: as hippo eval)")
+
+
+def eval_sets(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[tuple[str, str, int | None]]:
+    """The (dataset directory, namespace, questions) :func:`eval_set_options` name, else :data:`EVAL_SETS`."""
+    if args.dataset:
+        if len(args.namespace or []) != len(args.dataset):
+            parser.error("give one --namespace per --dataset")
+        return [(d, ns, args.questions) for d, ns in zip(args.dataset, args.namespace)]
+    return [(str(default_datasets_dir() / d), ns, args.questions or n) for d, ns, n in EVAL_SETS]
+
+
 def reference_variants(make: Callable[[HippoRAG, Any], dict[str, dict[str, Any]]], questions: int | None,
                        label: str) -> int:
     """Variants of entity-ppr in the in-process reference on :data:`EVAL_SETS`, each question as written and in lower

@@ -21,7 +21,7 @@ import sys
 from typing import Callable
 
 import numpy as np
-from common import CUTOFFS, EVAL_SETS, default_datasets_dir, table
+from common import CUTOFFS, eval_set_options, eval_sets, table
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.evaluation import load_dataset
@@ -29,6 +29,17 @@ from hippo_neo4j.evaluation.datasets import VARIANTS
 from hippo_neo4j.evaluation.metrics import recall_at
 from hippo_neo4j.retrieve.entity_ppr import better_of_two, chance
 
+
+
+def harmonic(*chances: float) -> float:
+    """The harmonic mean of chances (the harmonic mean p-value: evidence that may depend on each other, combined
+    without assuming independence; the smallest chance weighs the most, but every other adds)."""
+    return len(chances) / sum(1.0 / max(c, float(np.finfo(np.float64).tiny)) for c in chances)
+
+
+def hop(q: dict[str, float]) -> float:
+    """The mode's second-hop chance: the hop confirmed by the better of the walk's and dense's ranks."""
+    return float(chance(q["hop"], better_of_two(min(q["walk"], q["dense"]))))
 
 
 def alone(q: dict[str, float]) -> list[float]:
@@ -58,23 +69,21 @@ VARIANTS_OF_EVIDENCE: dict[str, Callable[[dict[str, float]], float]] = {
     "no dense alone": lambda q: min(
         [chance(q["dense"], q["entity"]), q["walk"], q["entity"],
          chance(q["hop"], better_of_two(min(q["walk"], q["dense"])))]),
+    "harmonic mean of every kind's chance": lambda q: harmonic(*alone(q), hop(q)),
+    "harmonic mean of agreement and hop, or a signal alone": lambda q: min(
+        [harmonic(alone(q)[0], hop(q))] + alone(q)[1:]),
+    "agreement, hop, or the harmonic mean of the signals alone": lambda q: min(
+        [alone(q)[0], hop(q), harmonic(*alone(q)[1:])]),
 }
 SIGNALS = {"dense": "dense_rank", "entity": "entity_walk_rank", "walk": "walk_rank", "hop": "hop_rank"}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", action="append", help="a dataset directory (repeat; each with --namespace)")
-    parser.add_argument("--namespace", action="append", help="its indexed evaluation namespace")
-    parser.add_argument("--questions", type=int, default=None, help="the first N questions (default: as hippo eval)")
+    eval_set_options(parser)
     parser.add_argument("--depth", type=int, default=30, help="how many of the mode's passages each variant re-orders")
     args = parser.parse_args()
-    if args.dataset:
-        if len(args.namespace or []) != len(args.dataset):
-            parser.error("give one --namespace per --dataset")
-        sets = [(d, ns, args.questions) for d, ns in zip(args.dataset, args.namespace)]
-    else:
-        sets = [(str(default_datasets_dir() / d), ns, args.questions or n) for d, ns, n in EVAL_SETS]
+    sets = eval_sets(parser, args)
     reproduced = True
     for path, ns, n in sets:
         dataset = load_dataset(path).subset(n)

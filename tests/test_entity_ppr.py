@@ -284,6 +284,35 @@ def test_evidence_is_the_chance_of_the_ranks_that_place_a_passage():
     assert tie.best["p"] == tie.best["q"] and tie.order() == ["p", "q", "w"]
 
 
+def test_passages_a_signal_scores_alike_share_a_rank_so_their_evidence_does_not_follow_their_ids():
+    """Passages whose scores are equal to a signal's precision are listed by id but ranked alike, each at the last
+    place they hold (the number of passages ranked at least as high), those past the cut counted: the second hop
+    gives every passage that shares one entity with its source the same mass, and which of them the evidence prefers
+    is for the other signals to say, not for the alphabet. Renaming the passages moves no score."""
+    from hippo_neo4j.retrieve.entity_ppr import Ranking, better_of_two, chance, evidence
+
+    hop = Ranking.top(["y", "x", "c", "d"], np.array([0.5, 0.5 + 1e-9, 0.7, 0.1]), 1e-7)
+    assert hop.ids == ["c", "x", "y", "d"] and hop.ranks() == {"c": 1, "x": 3, "y": 3, "d": 4}
+    cut = Ranking.top(["a", "b", "c", "d"], np.array([0.9, 0.5, 0.5, 0.5]), 1e-7, depth=2)
+    assert cut.ids == ["a", "b"] and cut.ranks() == {"a": 1, "b": 4}  # b, c and d hold places 2 to 4
+    assert Ranking(["p", "q"]).ranks() == {"p": 1, "q": 2}  # ids alone: by place
+
+    m = 100
+
+    def scores(x: str, y: str) -> dict[str, float]:
+        dense = Ranking.top([y, x, "c"], np.array([0.9, 0.8, 0.7]), 1e-6)  # dense puts y above x
+        walk = Ranking.top(["c", x, y], np.array([0.3, 0.2, 0.1]), 1e-7)
+        entity = Ranking.top(["c"], np.array([0.3]), 1e-7)
+        second = Ranking.top([x, y], np.array([0.4, 0.4]), 1e-7)  # the hop reaches both alike
+        found = evidence(m, dense, walk, entity, second)
+        assert found.chances["hop"][x] == pytest.approx(chance(2 / m, better_of_two(2 / m)))
+        return {pid: found.score(pid) for pid in found.best}
+
+    before, renamed = scores("x", "y"), scores("z", "a")  # the hop lists x first, then a first
+    assert before["x"] == pytest.approx(renamed["z"]) and before["y"] == pytest.approx(renamed["a"])
+    assert before["y"] > before["x"]  # dense, not the id, breaks the hop's tie
+
+
 def test_the_walk_follows_synonym_edges_between_surface_forms_of_one_name(memory_factory, driver):
     """A query entity links to one phrase; the passages that name the entity in another form ("alzheimer s
     disease") are reached through the SYNONYM edge, which the mention projection carries (undirected)."""
@@ -341,7 +370,8 @@ def test_the_papers_path_finding_case_offline(memory_factory):
 
 def test_scores_follow_the_order_and_each_passage_says_which_evidence_placed_it(memory_factory):
     """Each passage's score is the strongest of its evidence (-log10 of a chance: the agreement's from its dense and
-    entity-walk ranks, the walk's from its walk rank), so the scores never rise down the list; with agreement off
+    entity-walk ranks, the walk's from its walk rank), so the scores never rise down the list; passages a walk
+    cannot tell apart share a rank, whatever their ids; with agreement off
     (entity-ppr-walk) the walk's ranks alone order the passages; with no phrase seed, the walk alone."""
     from hippo_neo4j.retrieve.entity_ppr import chance
 
@@ -362,7 +392,11 @@ def test_scores_follow_the_order_and_each_passage_says_which_evidence_placed_it(
         assert s["evidence"]["agreement"] == pytest.approx(-np.log10(chance(s["dense_rank"] / m, entity / m)))
         if s["placed"] == "agreement":
             assert 0 < s["entity_share"] <= 1
-    assert "agreement" in kinds  # Lane's passages: the entity walk's top, and high in dense
+    assert {"walk", "dense"} <= kinds  # Lane's passages: the walk's top; the distractors: dense's
+    # the six distractors are alike to the entity walk from Lane (each a name beside the Alzheimer's or the Stanford
+    # phrase that one of his passages names): one mass, so one rank, the last place they hold, not 4 to 9 by id
+    alike = [p.signals["entity_walk_rank"] for p in result.passages if not p.id.startswith("lane")]
+    assert len(alike) == 6 and set(alike) == {9}
     walk = memory.query(QUESTION, mode="entity-ppr-walk", top_k=9, entities=["Thomas Lane"])
     for p in walk.passages:  # no entity walk: the walk's and dense's ranks alone
         assert set(p.signals["evidence"]) == {"walk", "dense"} and p.signals["entity_walk_rank"] is None

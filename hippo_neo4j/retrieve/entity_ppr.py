@@ -15,9 +15,11 @@ The signals, each a ranking of the namespace's passages:
   and the entity walk agree on, each weighted by that agreement: where that first hop of the answer leads (the
   passages that share an entity with it, or a synonym of one).
 
-Each signal ranks the passages it reaches (those among the :data:`WINDOW` nodes a walk gives the most mass; ties by
-passage id); a passage it does not rank counts as its last of the namespace's ``m``. A rank r is the quantile q = r / m: the chance that a ranking that
-knows nothing puts the passage that high. A passage's evidence is the smallest of these chances (:func:`chance`):
+Each signal ranks the passages it reaches (those among the :data:`WINDOW` nodes a walk gives the most mass): a
+passage's rank r is the number of passages the signal ranks at least as high as it, so passages it scores alike
+share the last place they hold (listed by passage id, ranked alike), and a passage it does not rank counts as its
+last of the namespace's ``m``. A rank r is the quantile q = r / m: the chance that a ranking that knows nothing puts
+the passage at least that high. A passage's evidence is the smallest of these chances (:func:`chance`):
 
 - agreement: dense and the entity walk both rank it high, ``chance(q_dense, q_entity)``: two independent signals,
   the query's text and the graph around its names, agree on the first hop of the answer;
@@ -126,7 +128,7 @@ def z_score_seeds(cosines: PassageCosines) -> np.ndarray:
     return weights / weights.sum()
 
 
-# Scores closer than this rank as equal (then by passage id): a cosine is exact to about 1e-7 (the server's vector
+# Scores closer than this rank as equal (listed by passage id): a cosine is exact to about 1e-7 (the server's vector
 # functions and the client's product compute in float32), and a walk's masses to about its tolerance
 # (HippoConfig.ppr_tolerance: it stops when no mass moves by more), so passages whose scores are equal in theory (two
 # passages that name one phrase alone) would otherwise be ordered by rounding.
@@ -140,11 +142,13 @@ def walk_precision(config: HippoConfig) -> float:
 
 @dataclass
 class Ranking:
-    """One signal's ranking of passages: their ids, most first (scores equal to its ``precision`` by id), and each
-    one's score (mass, or cosine for dense). A passage it does not rank is at ``m``, the namespace's count."""
+    """One signal's ranking of passages: their ids, most first (scores equal to its precision listed by id), each
+    one's score (mass, or cosine for dense) and its rank (:meth:`ranks`). A passage it does not rank is at ``m``,
+    the namespace's count."""
 
     ids: list[str]
     score: dict[str, float] = field(default_factory=dict)
+    rank: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, masses: dict[str, float], precision: float, depth: int = WINDOW) -> "Ranking":
@@ -155,19 +159,31 @@ class Ranking:
 
     @classmethod
     def top(cls, ids: list[str], scores: np.ndarray, precision: float, depth: int = WINDOW) -> "Ranking":
-        """The ``depth`` passages of ``ids`` with the largest ``scores``, scores equal to ``precision`` by id (before
-        the cut)."""
+        """The ``depth`` passages of ``ids`` with the largest ``scores``, scores equal to ``precision`` listed by id
+        (before the cut) and ranked alike: every passage of a tie holds the last place the tie spans, the tied
+        passages past the cut counted too."""
         key = np.round(scores / precision) if precision > 0 else scores
         if len(ids) > depth:
             kth = np.partition(key, len(key) - depth)[len(key) - depth]
             keep = np.flatnonzero(key >= kth)  # every passage tied with the last one kept, then by id
         else:
             keep = np.arange(len(ids))
-        ordered = sorted(keep.tolist(), key=lambda i: (-key[i], ids[i]))[:depth]
-        return cls([ids[i] for i in ordered], {ids[i]: float(scores[i]) for i in ordered})
+        ordered = sorted(keep.tolist(), key=lambda i: (-key[i], ids[i]))
+        rank: dict[str, int] = {}
+        start = 0
+        for end in range(1, len(ordered) + 1):
+            if end == len(ordered) or key[ordered[end]] != key[ordered[start]]:
+                rank.update((ids[i], end) for i in ordered[start:end])  # the places start + 1 ... end
+                start = end
+        ordered = ordered[:depth]
+        return cls([ids[i] for i in ordered], {ids[i]: float(scores[i]) for i in ordered},
+                   {ids[i]: rank[ids[i]] for i in ordered})
 
     def ranks(self) -> dict[str, int]:
-        return {pid: i + 1 for i, pid in enumerate(self.ids)}
+        """Each passage's rank, 1 the first: the number of passages the signal ranks at least as high, so passages it
+        scores alike share the last place they hold (3 for two tied behind the first) and a passage's evidence does
+        not depend on its id; a ranking made of ids alone ranks them by place."""
+        return dict(self.rank) if self.rank else {pid: i + 1 for i, pid in enumerate(self.ids)}
 
 
 @dataclass
