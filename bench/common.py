@@ -115,8 +115,9 @@ def eval_sets(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list
 
 
 def reference_variants(make: Callable[[HippoRAG, Any], dict[str, dict[str, Any]]], questions: int | None,
-                       label: str) -> int:
-    """Variants of entity-ppr in the in-process reference on :data:`EVAL_SETS`, each question as written and in lower
+                       label: str, sets: Sequence[tuple[str, str, int | None]] = EVAL_SETS) -> int:
+    """Variants of entity-ppr in the in-process reference on ``sets`` (dataset, namespace, questions; default
+    :data:`EVAL_SETS`), each question as written and in lower
     case, from the phrase seeds the mode itself linked: each variant is the keyword arguments of
     ``ReferenceGraph.entity_ppr`` that ``make(memory, graph)`` gives it for a namespace; ``current`` (none) is the
     mode in the reference, beside the mode's own figures (``the mode``, its passages as the server ranked them; the
@@ -124,8 +125,8 @@ def reference_variants(make: Callable[[HippoRAG, Any], dict[str, dict[str, Any]]
     identical ones is printed). Prints R@1/2/5/10 per set and casing; 0 when ``current`` reproduced the mode's
     recall everywhere, else 1 (bench/hop_variants.py, bench/seed_variants.py)."""
     reproduced = True
-    for name, ns, n in EVAL_SETS:
-        dataset = load_dataset(default_datasets_dir() / name).subset(questions or n)
+    for name, ns, n in sets:
+        dataset = load_dataset(Path(name) if Path(name).is_dir() else default_datasets_dir() / name).subset(questions or n)
         with HippoRAG(namespace=ns) as memory:
             cfg, graph = memory.config, InProcess.load(memory).ref
             variants: dict[str, dict[str, Any]] = {"current": {}} | make(memory, graph)

@@ -41,6 +41,8 @@ class ReferenceGraph:
     # hipporag2 only (load(..., hipporag2=True))
     full_transition_t: sp.csr_matrix | None = None  # (phrases + passages)^2, passages after the phrases
     mention_transition_t: sp.csr_matrix | None = None  # the same nodes, named MENTIONED_IN edges only (entity-ppr)
+    # a passage's named mentions there (its degree), of every phrase ("all") or of those with another neighbour ("shared")
+    mention_counts: dict[str, np.ndarray] = field(default_factory=dict)
     facts: list[tuple[str, str, str]] = field(default_factory=list)
     fact_vectors: np.ndarray | None = None  # unit rows aligned with facts
     passage_vectors: np.ndarray | None = None  # unit rows aligned with passages (NaN: no embedding)
@@ -120,6 +122,8 @@ class ReferenceGraph:
         out = np.asarray(both.sum(axis=1)).ravel()
         inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
         self.mention_transition_t = (sp.diags(inv) @ both).T.tocsr()
+        shared = np.asarray((both[: len(self.phrases)] > 0).sum(axis=1)).ravel() >= 2  # it leads somewhere else too
+        self.mention_counts = {"all": out[len(self.phrases):], "shared": np.asarray(links[shared].sum(axis=0)).ravel()}
         facts = driver.execute_query(
             "MATCH (f:Fact {ns: $ns}) WHERE f.embedding IS NOT NULL "
             "RETURN f.subject AS s, f.predicate AS p, f.object AS o, f.embedding AS e ORDER BY f.id",
@@ -203,6 +207,8 @@ class ReferenceGraph:
         hop_masses: Callable[[ReferenceGraph, np.ndarray, dict[str, float], float],
                              tuple[np.ndarray, np.ndarray]] | None = None,
         passage_seeds: int | None = None,
+        per_mention: frozenset[str] = frozenset(),
+        mentions: str = "all",
     ) -> dict:
         """entity-ppr (hippo_neo4j/retrieve/entity_ppr.py): ``seeds`` (phrase -> weight, the links' weights) scaled
         to sum ``entity_share``; passages above the mean cosine seeded by their z-score, scaled to sum the rest (all
@@ -212,7 +218,10 @@ class ReferenceGraph:
         ``walk_precision``, by id); passages by the evidence of those rankings (``entity_ppr.evidence``).
         ``hop_masses(graph, query, sources, damping)``: the second hop's masses and what each passage's is taken
         down by, in place of :meth:`hop_masses` (bench/hop_variants.py). ``passage_seeds``: the walk seeds only the
-        passages with the largest z-scores, that many (bench/seed_variants.py; None: every one above the mean)."""
+        passages with the largest z-scores, that many (bench/seed_variants.py; None: every one above the mean).
+        ``per_mention``: the signals among "walk", "entity" and "hop" that rank a passage by its mass divided by its
+        named mentions (``mentions``: "all", or "shared", those of phrases with another neighbour), its degree in the
+        mention graph, instead of by its mass (bench/degree_variants.py; none: the mode)."""
         assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
         q = query / np.linalg.norm(query)
         n, m = len(self.phrases), len(self.passages)
@@ -230,25 +239,30 @@ class ReferenceGraph:
             reset[n:] = (1.0 - entity_share if raw else 1.0) * z / z.sum()
         full = walk(self.mention_transition_t, reset, damping, tol, max_iter)
 
-        def ranking(masses: np.ndarray, taken: np.ndarray | None = None) -> Ranking:
-            """The passages among the WINDOW nodes with the most mass, by their mass (less ``taken``)."""
+        count = np.maximum(self.mention_counts[mentions], 1.0)
+
+        def ranking(masses: np.ndarray, taken: np.ndarray | None = None, signal: str = "") -> Ranking:
+            """The passages among the WINDOW nodes with the most mass, by their mass (less ``taken``), per mention for
+            a ``signal`` of ``per_mention``."""
             top = np.argsort(-masses, kind="stable")[:WINDOW]
             kept = top[(top >= n) & (masses[top] > 0)] - n
             left = masses[n:][kept] - (taken[kept] if taken is not None else 0.0)
+            if signal in per_mention:
+                left = left / count[kept]
             return Ranking.of({self.passages[i]: float(x) for i, x in zip(kept, left)}, precision)
 
         kept = np.flatnonzero(usable)
         by_dense = Ranking.top([self.passages[i] for i in kept], dense[kept], COSINE_PRECISION)
-        by_walk = ranking(full)
+        by_walk = ranking(full, signal="walk")
         by_entity = by_hop = None
         sources: dict[str, float] = {}
         if raw and agreement:
             entity_reset = np.zeros_like(reset)
             entity_reset[:n] = reset[:n]
-            by_entity = ranking(walk(self.mention_transition_t, entity_reset, damping, tol, max_iter))
+            by_entity = ranking(walk(self.mention_transition_t, entity_reset, damping, tol, max_iter), signal="entity")
             sources = hop_sources(agreement_chances(int(usable.sum()), by_dense, by_entity)) if hop else {}
             if sources:
-                by_hop = ranking(*(hop_masses or ReferenceGraph.hop_masses)(self, q, sources, damping))
+                by_hop = ranking(*(hop_masses or ReferenceGraph.hop_masses)(self, q, sources, damping), signal="hop")
         found = evidence(int(usable.sum()), by_dense, by_walk, by_entity, by_hop)
         ranked = found.order()[:top_k]
         return {"passages": [(pid, found.score(pid)) for pid in ranked], "placed": {pid: found.placed[pid] for pid in ranked},
