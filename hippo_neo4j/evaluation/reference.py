@@ -41,7 +41,8 @@ class ReferenceGraph:
     # hipporag2 only (load(..., hipporag2=True))
     full_transition_t: sp.csr_matrix | None = None  # (phrases + passages)^2, passages after the phrases
     mention_transition_t: sp.csr_matrix | None = None  # the same nodes, named MENTIONED_IN edges only (entity-ppr)
-    # a passage's named mentions there (its degree), of every phrase ("all") or of those with another neighbour ("shared")
+    # a passage's named mentions there (its degree), of every phrase ("all"), of those with another neighbour
+    # ("shared") or of those without ("alone")
     mention_counts: dict[str, np.ndarray] = field(default_factory=dict)
     facts: list[tuple[str, str, str]] = field(default_factory=list)
     fact_vectors: np.ndarray | None = None  # unit rows aligned with facts
@@ -124,6 +125,7 @@ class ReferenceGraph:
         self.mention_transition_t = (sp.diags(inv) @ both).T.tocsr()
         shared = np.asarray((both[: len(self.phrases)] > 0).sum(axis=1)).ravel() >= 2  # it leads somewhere else too
         self.mention_counts = {"all": out[len(self.phrases):], "shared": np.asarray(links[shared].sum(axis=0)).ravel()}
+        self.mention_counts["alone"] = self.mention_counts["all"] - self.mention_counts["shared"]  # lead nowhere else
         facts = driver.execute_query(
             "MATCH (f:Fact {ns: $ns}) WHERE f.embedding IS NOT NULL "
             "RETURN f.subject AS s, f.predicate AS p, f.object AS o, f.embedding AS e ORDER BY f.id",
@@ -209,6 +211,8 @@ class ReferenceGraph:
         passage_seeds: int | None = None,
         per_mention: frozenset[str] = frozenset(),
         mentions: str = "all",
+        mention_power: float = 1.0,
+        no_returns: frozenset[str] = frozenset(),
     ) -> dict:
         """entity-ppr (hippo_neo4j/retrieve/entity_ppr.py): ``seeds`` (phrase -> weight, the links' weights) scaled
         to sum ``entity_share``; passages above the mean cosine seeded by their z-score, scaled to sum the rest (all
@@ -221,7 +225,9 @@ class ReferenceGraph:
         passages with the largest z-scores, that many (bench/seed_variants.py; None: every one above the mean).
         ``per_mention``: the signals among "walk", "entity" and "hop" that rank a passage by its mass divided by its
         named mentions (``mentions``: "all", or "shared", those of phrases with another neighbour), its degree in the
-        mention graph, instead of by its mass (bench/degree_variants.py; none: the mode)."""
+        mention graph, to the power ``mention_power``, instead of by its mass; ``no_returns``: those that rank it by
+        its mass less what it gets back through the phrases only it names, a share d² of what it sends them
+        (bench/degree_variants.py; none: the mode)."""
         assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
         q = query / np.linalg.norm(query)
         n, m = len(self.phrases), len(self.passages)
@@ -248,7 +254,10 @@ class ReferenceGraph:
             kept = top[(top >= n) & (masses[top] > 0)] - n
             left = masses[n:][kept] - (taken[kept] if taken is not None else 0.0)
             if signal in per_mention:
-                left = left / count[kept]
+                left = left / count[kept] ** mention_power
+            if signal in no_returns:  # m = rest / (1 - d² · alone / all): the rest
+                alone = self.mention_counts["alone"][kept]
+                left = left * (1 - damping ** 2 * alone / np.maximum(self.mention_counts["all"][kept], 1.0))
             return Ranking.of({self.passages[i]: float(x) for i, x in zip(kept, left)}, precision)
 
         kept = np.flatnonzero(usable)
