@@ -255,7 +255,7 @@ class ReferenceGraph:
             left = masses[n:][kept] - (taken[kept] if taken is not None else 0.0)
             if signal in per_mention:
                 left = left / count[kept] ** mention_power
-            if signal in no_returns:  # m = rest / (1 - d² · alone / all): the rest
+            if signal in no_returns:  # its mass is the rest / (1 - d² · alone / all): ranked by the rest
                 alone = self.mention_counts["alone"][kept]
                 left = left * (1 - damping ** 2 * alone / np.maximum(self.mention_counts["all"][kept], 1.0))
             return Ranking.of({self.passages[i]: float(x) for i, x in zip(kept, left)}, precision)
