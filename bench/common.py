@@ -111,13 +111,18 @@ def eval_sets(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list
         if len(args.namespace or []) != len(args.dataset):
             parser.error("give one --namespace per --dataset")
         return [(d, ns, args.questions) for d, ns in zip(args.dataset, args.namespace)]
-    return [(str(default_datasets_dir() / d), ns, args.questions or n) for d, ns, n in EVAL_SETS]
+    return default_eval_sets(args.questions)
+
+
+def default_eval_sets(questions: int | None = None) -> list[tuple[str, str, int | None]]:
+    """:data:`EVAL_SETS` as (dataset directory, namespace, questions): ``questions``, else each set's own count."""
+    return [(str(default_datasets_dir() / d), ns, questions or n) for d, ns, n in EVAL_SETS]
 
 
 def reference_variants(make: Callable[[HippoRAG, Any], dict[str, dict[str, Any]]], questions: int | None,
-                       label: str, sets: Sequence[tuple[str, str, int | None]] = EVAL_SETS) -> int:
-    """Variants of entity-ppr in the in-process reference on ``sets`` (dataset, namespace, questions; default
-    :data:`EVAL_SETS`), each question as written and in lower
+                       label: str, sets: Sequence[tuple[str, str, int | None]] | None = None) -> int:
+    """Variants of entity-ppr in the in-process reference on ``sets`` (dataset directory, namespace, questions, as
+    :func:`eval_sets` gives them; default :data:`EVAL_SETS`), each question as written and in lower
     case, from the phrase seeds the mode itself linked: each variant is the keyword arguments of
     ``ReferenceGraph.entity_ppr`` that ``make(memory, graph)`` gives it for a namespace; ``current`` (none) is the
     mode in the reference, beside the mode's own figures (``the mode``, its passages as the server ranked them; the
@@ -125,8 +130,8 @@ def reference_variants(make: Callable[[HippoRAG, Any], dict[str, dict[str, Any]]
     identical ones is printed). Prints R@1/2/5/10 per set and casing; 0 when ``current`` reproduced the mode's
     recall everywhere, else 1 (bench/hop_variants.py, bench/seed_variants.py)."""
     reproduced = True
-    for name, ns, n in sets:
-        dataset = load_dataset(Path(name) if Path(name).is_dir() else default_datasets_dir() / name).subset(questions or n)
+    for path, ns, n in sets or default_eval_sets(questions):
+        dataset = load_dataset(path).subset(n)
         with HippoRAG(namespace=ns) as memory:
             cfg, graph = memory.config, InProcess.load(memory).ref
             variants: dict[str, dict[str, Any]] = {"current": {}} | make(memory, graph)

@@ -41,8 +41,7 @@ class ReferenceGraph:
     # hipporag2 only (load(..., hipporag2=True))
     full_transition_t: sp.csr_matrix | None = None  # (phrases + passages)^2, passages after the phrases
     mention_transition_t: sp.csr_matrix | None = None  # the same nodes, named MENTIONED_IN edges only (entity-ppr)
-    # a passage's named mentions there (its degree), of every phrase ("all"), of those with another neighbour
-    # ("shared") or of those without ("alone")
+    # a passage's named mentions there (its degree), of every phrase ("all") or of those with another neighbour ("shared")
     mention_counts: dict[str, np.ndarray] = field(default_factory=dict)
     facts: list[tuple[str, str, str]] = field(default_factory=list)
     fact_vectors: np.ndarray | None = None  # unit rows aligned with facts
@@ -125,7 +124,6 @@ class ReferenceGraph:
         self.mention_transition_t = (sp.diags(inv) @ both).T.tocsr()
         shared = np.asarray((both[: len(self.phrases)] > 0).sum(axis=1)).ravel() >= 2  # it leads somewhere else too
         self.mention_counts = {"all": out[len(self.phrases):], "shared": np.asarray(links[shared].sum(axis=0)).ravel()}
-        self.mention_counts["alone"] = self.mention_counts["all"] - self.mention_counts["shared"]  # lead nowhere else
         facts = driver.execute_query(
             "MATCH (f:Fact {ns: $ns}) WHERE f.embedding IS NOT NULL "
             "RETURN f.subject AS s, f.predicate AS p, f.object AS o, f.embedding AS e ORDER BY f.id",
@@ -246,6 +244,9 @@ class ReferenceGraph:
         full = walk(self.mention_transition_t, reset, damping, tol, max_iter)
 
         count = np.maximum(self.mention_counts[mentions], 1.0)
+        every = self.mention_counts["all"]
+        # a passage's mass is the rest / (1 - d² · the share of its mentions whose phrases lead nowhere else)
+        rest = 1 - damping ** 2 * (every - self.mention_counts["shared"]) / np.maximum(every, 1.0)
 
         def ranking(masses: np.ndarray, taken: np.ndarray | None = None, signal: str = "") -> Ranking:
             """The passages among the WINDOW nodes with the most mass, by their mass (less ``taken``), per mention for
@@ -255,9 +256,8 @@ class ReferenceGraph:
             left = masses[n:][kept] - (taken[kept] if taken is not None else 0.0)
             if signal in per_mention:
                 left = left / count[kept] ** mention_power
-            if signal in no_returns:  # its mass is the rest / (1 - d² · alone / all): ranked by the rest
-                alone = self.mention_counts["alone"][kept]
-                left = left * (1 - damping ** 2 * alone / np.maximum(self.mention_counts["all"][kept], 1.0))
+            if signal in no_returns:  # ranked by the rest
+                left = left * rest[kept]
             return Ranking.of({self.passages[i]: float(x) for i, x in zip(kept, left)}, precision)
 
         kept = np.flatnonzero(usable)
