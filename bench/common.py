@@ -600,6 +600,13 @@ class LoadStats:
             (self.errors if error else self.violations).append(f"{kind}: {message}"[:500])
 
 
+def error_text(exc: BaseException) -> str:
+    """An error as a sample of a load report: its type, where it arose (its notes: the statement a server error
+    came from) and its message."""
+    notes = "; ".join(getattr(exc, "__notes__", []))
+    return f"{type(exc).__name__}{f' ({notes})' if notes else ''}: {exc}"
+
+
 def write_loop(target: Any, docs: list[PassageIn], preload: int, ledger: Ledger, w: Workload,
                stop: threading.Event, stats: LoadStats) -> None:
     """The writer: rounds of :class:`Workload` over ``docs[preload:]`` until ``stop`` (or the passages end)."""
@@ -632,7 +639,7 @@ def write_loop(target: Any, docs: list[PassageIn], preload: int, ledger: Ledger,
                 stats.wrote["sentinel_toggles"] += 1
             stats.wrote["batches"] += 1
     except Exception as exc:  # noqa: BLE001
-        stats.problem("writer", f"{type(exc).__name__}: {exc}", error=True)
+        stats.problem("writer", error_text(exc), error=True)
 
 
 def query_loop(target: Any, docs: list[PassageIn], ledger: Ledger, stats: LoadStats, count_every: int,
@@ -672,7 +679,7 @@ def query_loop(target: Any, docs: list[PassageIn], ledger: Ledger, stats: LoadSt
             with stats.lock:
                 stats.latencies[kind].append(time.monotonic() - sent)
         except Exception as exc:  # noqa: BLE001
-            stats.problem(kind, f"{type(exc).__name__}: {exc}", error=True)
+            stats.problem(kind, error_text(exc), error=True)
 
 
 def run_load(target: Callable[[], Any], docs: list[PassageIn], stats: LoadStats, workload: Workload, *,

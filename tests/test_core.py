@@ -404,3 +404,12 @@ def test_tied_passages_come_back_by_id_whatever_order_they_were_indexed_in(memor
             assert forward[i][0] < forward[i + 1][0]
     assert [(i, c) for i, _, c in backward] == [(i, c) for i, _, c in forward]
     assert [s for _, s, _ in backward] == pytest.approx(scores, rel=1e-9)
+
+
+def test_a_server_error_names_the_statement_it_came_from(memory_factory):
+    memory = memory_factory()
+    memory.index(PATH_CORPUS)
+    with pytest.raises(Exception) as raised:
+        memory.store.run("dense_passages", k="ten", embedding=[0.0, 1.0], topK=3)
+    assert "Type mismatch" in str(raised.value)
+    assert getattr(raised.value, "__notes__", []) == ["in statement cypher/dense_passages.cypher"]

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 from neo4j import Driver
-from neo4j.exceptions import ClientError, ResultFailedError
+from neo4j.exceptions import ClientError, Neo4jError, ResultFailedError
 
 from ..db import NODE_KINDS, cypher, cypher_statements, namespace_key, namespace_labels
 from ..errors import ConfigError
@@ -160,16 +160,20 @@ class GraphStore:
         text = self.server.statement(name)
         records = lambda: self._seen(self.driver.execute_query(text, **self.scope, database_=self.database, **params).records)  # noqa: E731
         try:
-            return records()
-        except ClientError as exc:
-            # no index of the namespace: nothing written to it yet (nothing to find), or it was dropped (by this
-            # client or another) and written again: its indexes, once more
-            if self.dimension is None or not MISSING_INDEX.search(str(exc)):
-                raise
-            if not self.has_passages():
-                return []
-            self.create_indexes(self.dimension)
-            return records()
+            try:
+                return records()
+            except ClientError as exc:
+                # no index of the namespace: nothing written to it yet (nothing to find), or it was dropped (by this
+                # client or another) and written again: its indexes, once more
+                if self.dimension is None or not MISSING_INDEX.search(str(exc)):
+                    raise
+                if not self.has_passages():
+                    return []
+                self.create_indexes(self.dimension)
+                return records()
+        except Neo4jError as exc:  # the server's error, with the statement that met it
+            exc.add_note(f"in statement cypher/{name}.cypher")
+            raise
 
     def write(self, work: Callable[[Any], None]) -> int:
         """One write transaction that also bumps the namespace's graph version (stale projections); the
