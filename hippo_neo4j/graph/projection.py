@@ -44,7 +44,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterable, cast
 
-from neo4j.exceptions import ClientError
+from neo4j.exceptions import ClientError, Neo4jError
 
 from ..config import env_number
 from ..db import cypher, namespace_labels
@@ -314,13 +314,18 @@ class Projections:
         tx.run(cypher("projection_lock"), ns=ns, kind=kind).consume()
         if tx.run("RETURN gds.graph.exists($name) AS found", name=name).single()["found"]:
             return None
-        self.check_memory(ns, kind)
+        try:
+            self.check_memory(ns, kind)
+        except Neo4jError as exc:  # the server's error, with what met it
+            exc.add_note(f"in the memory estimate of projection {name}")
+            raise
         try:
             statement = self.server.projection_statement(KINDS[kind][1], kind)
             rec = tx.run(statement, graph=name, ns=ns, only=None).single()
         except ClientError as exc:
             if "already exists" in str(exc):
                 return None
+            exc.add_note(f"in statement cypher/{KINDS[kind][1]}.cypher, projecting {name}")
             raise
         return dict(rec) if rec else {}
 
