@@ -34,7 +34,7 @@ from hippo_neo4j.models import Extraction, IndexReport, PassageIn  # noqa: E402
 from hippo_neo4j.retrieve.base import PassageSeeding  # noqa: E402
 from hippo_neo4j.retrieve import entity_ppr  # noqa: E402
 from hippo_neo4j.retrieve.entity_ppr import (  # noqa: E402
-    COSINE_PRECISION, Ranking, agreement_chances, entity_ppr_parameters, entity_seeds, hop_sources, passage_masses,
+    COSINE_PRECISION, HOP_STEPS, Ranking, agreement_chances, entity_ppr_parameters, entity_seeds, hop_sources, passage_masses,
     walk_precision, z_score_seeds)
 from hippo_neo4j.retrieve.hipporag1 import ppr_parameters  # noqa: E402
 from hippo_neo4j.retrieve.hipporag2 import mass_floor, passage_seeds, ppr2_parameters  # noqa: E402
@@ -299,12 +299,13 @@ def profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], *, top_k: int
     query, linking its entities (encoding them and the phrase index's statement), the projection check, the
     passage seeds, GDS PageRank alone on the walk's seeds (``cypher/bench_ppr2_only.cypher``; and stopped after one
     iteration: what a walk costs before it iterates, ``pagerank_one_iteration``), the walk's statement,
-    the entity walk's (which a query runs beside the walk, on the other connection), the second round's (after the
-    entity walk, on that connection too), the whole query (``total``) with the statement that reads its passages and
+    the entity walk's (which a query runs beside the walk, on the other connection), the second hop's (after the
+    entity walk, on that connection too; and ``hop_pagerank``, the same hop as GDS's PageRank stopped after
+    HOP_STEPS + 1 iterations, ``cypher/bench_hop_pagerank.cypher``), the whole query (``total``) with the statement that reads its passages and
     their explanations timed within it (``details``: ``cypher/entity_ppr_details.cypher``), and the whole query with
     its linking after the question's encoding instead of beside it (``total_linking_in_turn``)."""
     steps = Steps("encode", "linking", "projection_check", "passage_seeds", "pagerank", "pagerank_one_iteration", "walk",
-                  "entity_walk", "hop", "total", "total_linking_in_turn", "details")
+                  "entity_walk", "hop", "hop_pagerank", "total", "total_linking_in_turn", "details")
     cfg, retriever = memory.config, memory.retriever("entity-ppr")
     for i, q in enumerate(queries):
         vector = steps("encode", lambda: memory.encoder.encode_queries([q.text])[0])
@@ -327,8 +328,11 @@ def profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], *, top_k: int
         dense = Ranking.top(seeding.cosines.ids, seeding.cosines.cosine.astype(np.float64), COSINE_PRECISION)
         agreed = hop_sources(agreement_chances(len(passages), dense, entity))
         if agreed:
-            hop = lambda more: memory.store.run("entity_ppr_hop", **(params | more))  # noqa: E731
-            steps("hop", lambda: retriever._hop(agreed, passages, hop, cfg))
+            hop = lambda more: memory.store.run("entity_ppr_hop", **more)  # noqa: E731
+            steps("hop", lambda: retriever._hop(agreed, passages, hop, cfg, None))
+            walked = lambda more: memory.store.run("bench_hop_pagerank", **(params | more | {  # noqa: E731
+                "maxIterations": HOP_STEPS + 1}))
+            steps("hop_pagerank", lambda: retriever._hop(agreed, passages, walked, cfg, None))
         ask = lambda: memory.query(q.text, mode="entity-ppr", top_k=top_k, entities=q.entities)  # noqa: E731
         for beside in (True, False) if i % 2 else (False, True):  # the two forms take turns going first
             if beside:

@@ -401,7 +401,7 @@ def scale_table(result: dict[str, Any]) -> str:
              for m in ("hipporag1", "hipporag2", "dense", "entity-ppr", "bm25")]
     if any("entity_ppr_steps_ms" in r for r in runs.values()):  # --profile: bench/common.profile_entity_ppr's steps
         rows += [(f"entity-ppr step {step}, ms", D1, (f"entity_ppr_steps_ms.{step}",), True)
-                 for step in ("pagerank_one_iteration", "pagerank", "walk", "entity_walk", "hop", "details", "total")]
+                 for step in ("pagerank_one_iteration", "pagerank", "walk", "entity_walk", "hop", "hop_pagerank", "details", "total")]
     rows += [(f"first {m} query without projections ms (next)", "{:.0f} ({:.0f})",
               (f"first_query_ms.{m}.first", f"first_query_ms.{m}.next"), True) for m in GRAPH_MODES]
     rows += [(f"index one passage without projections{how} ms, then the first {default_mode()} query ms (next)",

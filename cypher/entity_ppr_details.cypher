@@ -11,7 +11,8 @@
 //     weight times each step's share of the node's weighted degree; null for the other passages). The source can be
 //     the passage itself (`self`): an agreed passage to which the hop leads back through its own entities.
 // `topPhrases`: $phrases ([node id, mass], the 10 with the most mass) with their text. Degrees count the mention graph the walk ran on: with a
-// filter ($only: the node ids of its passages), the graph its passages induce. Parameters: $ns, $ids, $phrases,
+// filter ($only: the node ids of its passages), the graph its passages induce; a degree of 0 (read as a concurrent
+// delete removed a node's mentions: Cypher raises on an integer division by zero) counts as 1. Parameters: $ns, $ids, $phrases,
 // $mass, $hopIds, $sources, $damping, $only.
 CALL () {
   UNWIND $phrases AS x
@@ -48,16 +49,17 @@ CALL () {
            AS namedDegree
     MATCH (named)-[m1:MENTIONED_IN]->(s:Passage)
     WHERE coalesce(m1.named, true) AND $sources[s.id] IS NOT NULL
-    RETURN s, named, r.score AS synonym, $damping * r.score / namedDegree AS step
+    RETURN s, named, r.score AS synonym, $damping * r.score / CASE WHEN namedDegree > 0 THEN namedDegree ELSE 1 END AS step
   }
   // each step's share after the source's: the synonym's of the named phrase's weighted degree (a step more:
   // $damping), then the bridge's share of its own
   WITH p, s, {phrase: bridge.text, synonym_of: CASE WHEN named = bridge THEN null ELSE named.text END,
-              part: step / bridgeDegree} AS path
+              part: step / CASE WHEN bridgeDegree > 0 THEN bridgeDegree ELSE 1 END} AS path
   ORDER BY path.part DESC, path.phrase, path.synonym_of
   WITH p, s, collect(path)[0] AS path
   WITH s, collect({p: p, path: path}) AS reached
-  WITH s, reached, $sources[s.id] / COUNT { (s)<-[n:MENTIONED_IN]-(:Phrase) WHERE coalesce(n.named, true) } AS share
+  WITH s, reached, COUNT { (s)<-[n:MENTIONED_IN]-(:Phrase) WHERE coalesce(n.named, true) } AS sourceDegree
+  WITH s, reached, $sources[s.id] / CASE WHEN sourceDegree > 0 THEN sourceDegree ELSE 1 END AS share
   UNWIND reached AS r
   WITH r.p AS p, {passage: s.id, phrase: r.path.phrase, synonym_of: r.path.synonym_of, flow: share * r.path.part,
                   self: s = r.p} AS via
@@ -78,7 +80,8 @@ CALL (p) {
   }
   WITH ph, $mass[toString(id(ph))] AS mass, synonyms + COUNT {
          (ph)-[n:MENTIONED_IN]->(q:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) } AS degree
-  RETURN collect({phrase: ph.text, contribution: $damping * mass / degree}) AS contributors
+  RETURN collect({phrase: ph.text, contribution: $damping * mass / CASE WHEN degree > 0 THEN degree ELSE 1 END})
+         AS contributors
 }
 WITH topPhrases, vias, i, p, contributors, [v IN vias WHERE v.id = p.id | v.via][0] AS via
 RETURN p.id AS id, p.title AS title, p.text AS text, contributors,

@@ -1,28 +1,67 @@
-// entity-ppr's second hop (hippo_neo4j/retrieve/entity_ppr.py): a walk over the namespace's mention projection from
-// the passages that the question's text and the entity walk agree on ($sources: [[node id (a float), weight]],
-// weighted by that agreement), the first hop of the answer, so that its mass shows where that hop leads: the
-// passages that share an entity with them, the closer, the more specific the entity and the stronger the agreement,
-// the more. The sources are given as nodes, so that a GDS that takes node ids only (graph/reset.py) walks exactly
-// these steps too (a walk per distinct weight). $maxIterations is the client's HOP_STEPS + 1 (the paths of up to 3 steps: an entity shared directly or
-// through a synonym), not a walk to convergence. Returns the $window nodes with the most mass as [node id, mass],
-// most first (equal masses by node id); the client takes from each source the mass it started
-// with. Parameters: $graph, $sources, $damping, $maxIterations, $tolerance,
-// $concurrency, $window.
+// entity-ppr's second hop (hippo_neo4j/retrieve/entity_ppr.py): the mass that a walk of HOP_STEPS = 3 steps over the
+// namespace's mention graph brings from the passages that the question's text and the entity walk agree on
+// ($sources: [[node id (a float), weight]], weighted by that agreement), the first hop of the answer, so that its
+// mass shows where that hop leads: the passages that share an entity with them, the closer, the more specific the
+// entity and the stronger the agreement, the more. A walk of 3 steps reaches a passage only by
+//   source -> phrase -> passage                   (an entity both name; weight (1 - d) d^2) and
+//   source -> phrase -> synonym -> passage        (one under another name; (1 - d) d^3),
+// each step the edge's share of its node's weighted degree in the mention graph (a named mention 1.0, a synonym its
+// score), so the statement sums those paths where they are, phrase by phrase: the mass GDS's PageRank gives after
+// HOP_STEPS + 1 iterations from the same sources (reference.py's `short_walk`), at a cost that follows the sources'
+// phrases and their passages, not the namespace. Each source keeps its starting mass, (1 - d) x its weight, as the
+// walk's does; the client takes it out. Degrees count the graph the entity walk ran on: with a filter ($only: the
+// node ids of its passages), the graph its passages induce (cypher/project_mention_graph_within.cypher). Returns the
+// $window passages with the most mass as [node id, mass], most first (equal masses by node id).
+// Parameters: $sources, $damping, $only, $window.
 CALL () {
+  // no step: each source's own starting mass
   UNWIND $sources AS x
-  MATCH (p:Passage) WHERE id(p) = toInteger(x[0])
-  RETURN collect([p, x[1]]) AS hopSources
+  MATCH (s:Passage) WHERE id(s) = toInteger(x[0])
+  RETURN id(s) AS nodeId, toFloat(x[1]) AS part
+  UNION ALL
+  // one step: each phrase's mass from every source that names it, over (1 - d) d
+  UNWIND $sources AS x
+  MATCH (s:Passage) WHERE id(s) = toInteger(x[0])
+  WITH s, toFloat(x[1]) AS weight, COUNT { (s)<-[m:MENTIONED_IN]-(:Phrase) WHERE coalesce(m.named, true) } AS degree
+  WHERE degree > 0  // (an integer: Cypher raises on a division by zero, and a concurrent delete can empty a count)
+  WITH s, weight / degree AS perMention
+  MATCH (s)<-[m:MENTIONED_IN]-(b:Phrase) WHERE coalesce(m.named, true)
+  WITH b, sum(perMention) AS flow
+  CALL (b) {
+    CALL (b) {
+      MATCH (b)-[t:SYNONYM]-(o:Phrase)
+      WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
+      RETURN sum(t.score) AS synonyms
+    }
+    RETURN synonyms + COUNT { (b)-[n:MENTIONED_IN]->(q:Passage)
+                              WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) } AS degree
+  }
+  WITH b, flow, degree WHERE degree > 0  // a phrase of the filter's passages (a source outside it names none)
+  WITH b, flow / degree AS share
+  // two steps: the passages each phrase names; three: those its synonyms name
+  CALL (b, share) {
+    MATCH (b)-[n:MENTIONED_IN]->(p:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(p) IN $only)
+    RETURN p, $damping * $damping * share AS part
+    UNION ALL
+    MATCH (b)-[t:SYNONYM]-(o:Phrase)
+    WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
+    WITH o, sum(t.score) * share AS reached
+    CALL (o) {
+      CALL (o) {
+        MATCH (o)-[t:SYNONYM]-(o2:Phrase)
+        WHERE $only IS NULL OR EXISTS { (o2)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
+        RETURN sum(t.score) AS synonyms
+      }
+      RETURN synonyms + COUNT { (o)-[n:MENTIONED_IN]->(q:Passage)
+                                WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) } AS degree
+    }
+    MATCH (o)-[n:MENTIONED_IN]->(p:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(p) IN $only)
+      AND degree > 0
+    RETURN p, $damping * $damping * $damping * reached / degree AS part
+  }
+  RETURN id(p) AS nodeId, part
 }
-CALL (hopSources) {
-  WITH hopSources WHERE size(hopSources) > 0
-  CALL gds.pageRank.stream($graph, {
-    sourceNodes: hopSources, dampingFactor: $damping,
-    relationshipWeightProperty: 'weight', maxIterations: $maxIterations, tolerance: $tolerance,
-    concurrency: $concurrency, logProgress: false
-  })
-  YIELD nodeId, score
-  WITH nodeId, score WHERE score > 0
-  RETURN nodeId, score ORDER BY score DESC, nodeId LIMIT $window
-}
-WITH collect([nodeId, score]) AS window
-RETURN window
+WITH nodeId, (1 - $damping) * sum(part) AS mass
+WHERE mass > 0
+WITH nodeId, mass ORDER BY mass DESC, nodeId LIMIT $window
+RETURN collect([nodeId, mass]) AS window

@@ -83,7 +83,7 @@ def test_sums_of_unweighted_walks_rank_and_score_as_the_weighted_walk(driver, on
 
 
 def test_every_ppr_statement_has_a_form_for_unweighted_sources():
-    for name in ("ppr_passages", "ppr2_passages", "entity_ppr_passages", "entity_walk", "entity_ppr_hop"):
+    for name in ("ppr_passages", "ppr2_passages", "entity_ppr_passages", "entity_walk"):
         text = reset.statement(name, weighted_sources=False)
         assert "sourceNodes: resetLevel.members" in text and "x[1]]] AS passageSources" not in text.split("CALL (*)")[-1]
         assert text.count("gds.pageRank.stream(") == reset.statement(name, weighted_sources=True).count("gds.pageRank.stream(")

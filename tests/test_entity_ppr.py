@@ -149,7 +149,7 @@ def test_ranking_the_passages_among_each_walks_window_changes_no_ranking_here(on
 
 def test_the_entity_walk_runs_beside_the_walk_and_ranks_as_when_run_in_turn(on_musique10, musique10, monkeypatch):
     """The walk and the entity walk run at the same time on the same projection (the entity walk on a pool thread,
-    followed there by the second hop's walk from the passages it and dense agree on); with every pool slot taken
+    followed there by the second hop from the passages it and dense agree on); with every pool slot taken
     they run in turn in the caller's thread. Either way the same passages, scores and explanations."""
     import threading
 
@@ -164,6 +164,7 @@ def test_the_entity_walk_runs_beside_the_walk_and_ranks_as_when_run_in_turn(on_m
     def spy(name, **params):
         if name in ("entity_ppr_passages", "entity_walk", "entity_ppr_hop"):
             threads.append((name, threading.get_ident() == caller))
+        if name in ("entity_ppr_passages", "entity_walk"):  # the walks (the hop sums its paths in the database)
             graphs.append((asked[0], name, params["graph"]))
         return run(name, **params)
 
@@ -511,7 +512,7 @@ def test_the_second_hop_walks_three_steps_from_its_sources(memory_factory):
                                              ns=memory.namespace)}
 
     def run(params):
-        return memory.store.walk("entity_ppr_hop", "mentions", **params)[0]
+        return memory.store.run("entity_ppr_hop", **params)
 
     assert HOP_STEPS == 3
     hop = EntityPPRRetriever._hop(retriever, {"ash": 1.0}, passages, run, memory.config)
@@ -526,6 +527,10 @@ def test_the_second_hop_walks_three_steps_from_its_sources(memory_factory):
     short = short_walk(ref.mention_transition_t, reset, memory.config.damping, HOP_STEPS)[n:]
     full = walk(ref.mention_transition_t, reset, memory.config.damping, 1e-12, 200)[n:]
     assert {p for p, m in zip(ref.passages, short) if m > 0} == {"ash", "birch"}
+    hop = EntityPPRRetriever._hop(retriever, {"ash": 1.0}, passages, run, memory.config)  # the same masses
+    taken = {"ash": (1 - memory.config.damping) * 1.0}
+    assert hop.score == pytest.approx({p: m - taken.get(p, 0.0) for p, m in zip(ref.passages, short) if m > 0},
+                                      rel=1e-12, abs=1e-15)
     assert {p for p, m in zip(ref.passages, full) if m > 0} == {"ash", "birch", "cedar", "dogwood"}
 
 

@@ -249,9 +249,10 @@ class ReferenceGraph:
         rest = 1 - damping ** 2 * (every - self.mention_counts["shared"]) / np.maximum(every, 1.0)
 
         def ranking(masses: np.ndarray, taken: np.ndarray | None = None, signal: str = "") -> Ranking:
-            """The passages among the WINDOW nodes with the most mass, by their mass (less ``taken``), per mention for
-            a ``signal`` of ``per_mention``."""
-            top = np.argsort(-masses, kind="stable")[:WINDOW]
+            """The passages among the WINDOW nodes with the most mass (the hop: its WINDOW passages), by their mass
+            (less ``taken``), per mention for a ``signal`` of ``per_mention``."""
+            top = n + np.argsort(-masses[n:], kind="stable")[:WINDOW] if signal == "hop" else \
+                np.argsort(-masses, kind="stable")[:WINDOW]
             kept = top[(top >= n) & (masses[top] > 0)] - n
             left = masses[n:][kept] - (taken[kept] if taken is not None else 0.0)
             if signal in per_mention:

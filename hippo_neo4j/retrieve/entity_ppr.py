@@ -13,9 +13,12 @@ The signals, each a ranking of the namespace's passages:
   λ : 1 − λ (``entity_share``, ½);
 - **the second hop** (``cypher/entity_ppr_hop.cypher``): a walk of :data:`HOP_STEPS` steps from the passages dense
   and the entity walk agree on, each weighted by that agreement: where that first hop of the answer leads (the
-  passages that share an entity with it, or a synonym of one).
+  passages that share an entity with it, or a synonym of one). Its paths are summed where they are, not walked
+  over the whole projection: the mass GDS's PageRank gives after as many iterations, at a cost that follows the
+  sources' entities, not the namespace.
 
-Each signal ranks the passages it reaches (those among the :data:`WINDOW` nodes a walk gives the most mass): a
+Each signal ranks the passages it reaches (those among the :data:`WINDOW` nodes a walk gives the most mass, the
+hop's :data:`WINDOW` passages): a
 passage's rank r is the number of passages the signal ranks at least as high as it, so passages it scores alike
 share the last place they hold (listed by passage id, ranked alike), and a passage it does not rank counts as its
 last of the namespace's ``m``. A rank r is the quantile q = r / m: the chance that a ranking that knows nothing puts
@@ -62,9 +65,9 @@ WINDOW = 2000
 # The second hop's walk takes this many steps from the agreed passages: passage -> entity -> passage (the passages
 # that share an entity with them) and passage -> entity -> synonym -> passage (that share one under another name). A
 # walk to convergence also counts the passages 4 and more steps away (those that share an entity with a passage that
-# shares one), the reach the walk itself has already given. GDS's PageRank after n iterations holds every path of up
-# to n - 1 steps, each of j steps weighted (1 - d) d^j (its first iteration starts the sources), so the statement
-# runs HOP_STEPS + 1 iterations (reference.py's ``short_walk``: the same sum).
+# shares one), the reach the walk itself has already given. The statement sums those two kinds of path, each of j
+# steps weighted (1 - d) d^j times each step's share of its node's weighted degree: the sum that GDS's PageRank holds
+# after HOP_STEPS + 1 iterations (its first starts the sources) and reference.py's ``short_walk`` computes.
 HOP_STEPS = 3
 # The hop starts from the passages whose agreement weight is at least this share of the strongest one's: the rest
 # would start less than a thousandth of its mass each (the weight falls with the product of two ranks).
@@ -274,10 +277,10 @@ def entity_ppr_parameters(config: HippoConfig) -> dict[str, Any]:
     }
 
 
-def hop_parameters(config: HippoConfig, sources: list[list[float]]) -> dict[str, Any]:
-    """The parameters of ``cypher/entity_ppr_hop.cypher`` but ``$graph``: ``sources`` [[node id, weight]]."""
-    return {"sources": sources, "damping": config.damping, "maxIterations": min(HOP_STEPS + 1, config.ppr_max_iterations),
-            "tolerance": config.ppr_tolerance, "concurrency": config.ppr_concurrency, "window": WINDOW}
+def hop_parameters(config: HippoConfig, sources: list[list[float]], only: list[int] | None) -> dict[str, Any]:
+    """The parameters of ``cypher/entity_ppr_hop.cypher``: ``sources`` [[node id, weight]], ``only`` the node ids of a
+    filter's passages (None without one)."""
+    return {"sources": sources, "damping": config.damping, "window": WINDOW, "only": only}
 
 
 def passage_masses(window: list[Any], passages: dict[int, str]) -> dict[str, float]:
@@ -337,8 +340,8 @@ class EntityPPRRetriever(Retriever):
                 entity = None  # the walk alone ranks (the entity walk still says each passage's entity share)
             agreed = agreement_chances(len(walked["passages"]), walked["dense"], entity)
             sources = hop_sources(agreed) if config.entity_hop else {}  # none without an entity walk
-            hop = self._hop(sources, walked["passages"], lambda more: self.store.run("entity_ppr_hop", **(args | more)),
-                            config) if sources else None
+            hop = self._hop(sources, walked["passages"], lambda more: self.store.run("entity_ppr_hop", **more),
+                            config, args["only"]) if sources else None
             return [{"entityWindow": records[0]["window"], "entity": entity, "sources": sources, "hop": hop}]
 
         records = self.walk(result, query, "entity_ppr_passages", *self.projections(config), needs=newest, prepare=prepare,
@@ -400,13 +403,14 @@ class EntityPPRRetriever(Retriever):
         result.top_phrases = details[0]["topPhrases"] if details else []
 
     def _hop(self, sources: dict[str, float], passages: dict[int, str], run: Callable[[dict[str, Any]], list[Any]],
-             config: HippoConfig) -> Ranking:
+             config: HippoConfig, only: list[int] | None = None) -> Ranking:
         """The second hop's ranking: the passages by the mass a walk of :data:`HOP_STEPS` steps from ``sources``
         (passage id -> weight) brings them, each source's own starting mass, (1 − d) × its weight, taken out.
-        ``run(parameters)``: the records of ``cypher/entity_ppr_hop.cypher`` on the walk's projection."""
+        ``run(parameters)``: the records of ``cypher/entity_ppr_hop.cypher``; ``only``: a filter's passages (node
+        ids), the graph the walks ran on."""
         nodes = {pid: n for n, pid in passages.items()}
         rows = [[float(nodes[pid]), w] for pid, w in sources.items() if pid in nodes]
-        records = run(hop_parameters(config, rows))
+        records = run(hop_parameters(config, rows, only))
         mass = passage_masses(records[0]["window"], passages) if records else {}
         for pid, w in sources.items():
             if pid in mass:
