@@ -8,18 +8,15 @@
 // each step the edge's share of its node's weighted degree in the mention graph (a named mention 1.0, a synonym its
 // score), so the statement sums those paths where they are, phrase by phrase: the mass GDS's PageRank gives after
 // HOP_STEPS + 1 iterations from the same sources (reference.py's `short_walk`), at a cost that follows the sources'
-// phrases and their passages, not the namespace. Each source keeps its starting mass, (1 - d) x its weight, as the
+// phrases and the passages they name, not the whole projection (docs/design.md, "entity-ppr's second hop sums its
+// paths"). Each source keeps its starting mass, (1 - d) x its weight, as the
 // walk's does; the client takes it out. Degrees count the graph the entity walk ran on: with a filter ($only: the
 // node ids of its passages), the graph its passages induce (cypher/project_mention_graph_within.cypher). Returns the
 // $window passages with the most mass as [node id, mass], most first (equal masses by node id).
 // Parameters: $sources, $damping, $only, $window.
+// one step: each phrase's mass from every source that names it (over (1 - d) d), and the passages and synonyms it
+// leads to, each phrase read once
 CALL () {
-  // no step: each source's own starting mass
-  UNWIND $sources AS x
-  MATCH (s:Passage) WHERE id(s) = toInteger(x[0])
-  RETURN id(s) AS nodeId, toFloat(x[1]) AS part
-  UNION ALL
-  // one step: each phrase's mass from every source that names it, over (1 - d) d
   UNWIND $sources AS x
   MATCH (s:Passage) WHERE id(s) = toInteger(x[0])
   WITH s, toFloat(x[1]) AS weight, COUNT { (s)<-[m:MENTIONED_IN]-(:Phrase) WHERE coalesce(m.named, true) } AS degree
@@ -28,38 +25,43 @@ CALL () {
   MATCH (s)<-[m:MENTIONED_IN]-(b:Phrase) WHERE coalesce(m.named, true)
   WITH b, sum(perMention) AS flow
   CALL (b) {
-    CALL (b) {
-      MATCH (b)-[t:SYNONYM]-(o:Phrase)
-      WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
-      RETURN sum(t.score) AS synonyms
-    }
-    RETURN synonyms + COUNT { (b)-[n:MENTIONED_IN]->(q:Passage)
-                              WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) } AS degree
-  }
-  WITH b, flow, degree WHERE degree > 0  // a phrase of the filter's passages (a source outside it names none)
-  WITH b, flow / degree AS share
-  // two steps: the passages each phrase names; three: those its synonyms name
-  CALL (b, share) {
     MATCH (b)-[n:MENTIONED_IN]->(p:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(p) IN $only)
-    RETURN p, $damping * $damping * share AS part
-    UNION ALL
+    RETURN collect(p) AS named
+  }
+  CALL (b) {
     MATCH (b)-[t:SYNONYM]-(o:Phrase)
     WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
-    WITH o, sum(t.score) * share AS reached
-    CALL (o) {
-      CALL (o) {
-        MATCH (o)-[t:SYNONYM]-(o2:Phrase)
-        WHERE $only IS NULL OR EXISTS { (o2)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
-        RETURN sum(t.score) AS synonyms
-      }
-      RETURN synonyms + COUNT { (o)-[n:MENTIONED_IN]->(q:Passage)
-                                WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) } AS degree
-    }
-    MATCH (o)-[n:MENTIONED_IN]->(p:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(p) IN $only)
-      AND degree > 0
-    RETURN p, $damping * $damping * $damping * reached / degree AS part
+    RETURN collect([o, t.score]) AS synonyms
   }
-  RETURN id(p) AS nodeId, part
+  WITH flow, named, synonyms, size(named) + reduce(w = 0.0, y IN synonyms | w + y[1]) AS degree
+  WHERE degree > 0
+  RETURN collect({share: flow / degree, named: named, synonyms: synonyms}) AS phrases
+}
+// no step: each source's own starting mass; two: the passages each phrase names; three: those its synonyms name
+CALL (phrases) {
+  UNWIND $sources AS x
+  MATCH (s:Passage) WHERE id(s) = toInteger(x[0])
+  RETURN id(s) AS nodeId, toFloat(x[1]) AS part
+  UNION ALL
+  UNWIND phrases AS b
+  UNWIND b.named AS p
+  RETURN id(p) AS nodeId, $damping * $damping * b.share AS part
+  UNION ALL
+  UNWIND phrases AS b
+  UNWIND b.synonyms AS y
+  WITH y[0] AS o, sum(y[1] * b.share) AS reached
+  CALL (o) {
+    MATCH (o)-[n:MENTIONED_IN]->(p:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(p) IN $only)
+    RETURN collect(p) AS named
+  }
+  CALL (o) {
+    MATCH (o)-[t:SYNONYM]-(o2:Phrase)
+    WHERE $only IS NULL OR EXISTS { (o2)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
+    RETURN sum(t.score) AS synonyms
+  }
+  WITH reached, named, size(named) + synonyms AS degree WHERE degree > 0
+  UNWIND named AS p
+  RETURN id(p) AS nodeId, $damping * $damping * $damping * reached / degree AS part
 }
 WITH nodeId, (1 - $damping) * sum(part) AS mass
 WHERE mass > 0

@@ -165,22 +165,25 @@ class Ranking:
         """The ``depth`` passages of ``ids`` with the largest ``scores``, scores equal to ``precision`` listed by id
         (before the cut) and ranked alike: every passage of a tie holds the last place the tie spans, the tied
         passages past the cut counted too."""
-        key = np.round(scores / precision) if precision > 0 else scores
+        key = np.round(scores / precision) if precision > 0 else np.asarray(scores, dtype=np.float64)
         if len(ids) > depth:
             kth = np.partition(key, len(key) - depth)[len(key) - depth]
             keep = np.flatnonzero(key >= kth)  # every passage tied with the last one kept, then by id
         else:
             keep = np.arange(len(ids))
-        ordered = sorted(keep.tolist(), key=lambda i: (-key[i], ids[i]))
-        rank: dict[str, int] = {}
-        start = 0
-        for end in range(1, len(ordered) + 1):
-            if end == len(ordered) or key[ordered[end]] != key[ordered[start]]:
-                rank.update((ids[i], end) for i in ordered[start:end])  # the places start + 1 ... end
-                start = end
+        by_key = keep[np.argsort(-key[keep], kind="stable")]
+        k = key[by_key]
+        starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])  # each tie: its first and past-last places
+        ends = np.r_[starts[1:], len(k)]
+        ordered = by_key.tolist()
+        for a, b in zip(starts.tolist(), ends.tolist()):
+            if b - a > 1:
+                ordered[a:b] = sorted(ordered[a:b], key=ids.__getitem__)  # a tie, by id
         ordered = ordered[:depth]
-        return cls([ids[i] for i in ordered], {ids[i]: float(scores[i]) for i in ordered},
-                   {ids[i]: rank[ids[i]] for i in ordered})
+        top = [ids[i] for i in ordered]
+        # every passage of a tie holds the last place the tie spans
+        return cls(top, dict(zip(top, np.asarray(scores, dtype=np.float64)[ordered].tolist())),
+                   dict(zip(top, np.repeat(ends, ends - starts)[:depth].tolist())))
 
     def ranks(self) -> dict[str, int]:
         """Each passage's rank, 1 the first: the number of passages the signal ranks at least as high, so passages it
@@ -257,7 +260,7 @@ def evidence(m: int, dense: Ranking, walk: Ranking, entity: Ranking | None, hop:
     best = stacked.min(axis=0)
     placed = [kinds[i] for i in stacked.argmin(axis=0)]  # the first kind on a tie
     return Evidence(
-        ranks={name: {pid: r[pid] for pid in ids if pid in r} for name, r in ranks.items()},
+        ranks=ranks,
         chances={k: dict(zip(ids, chances[k].tolist())) for k in kinds},
         placed=dict(zip(ids, placed)),
         best=dict(zip(ids, best.tolist())),
