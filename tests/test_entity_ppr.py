@@ -515,8 +515,8 @@ def test_the_second_hop_walks_three_steps_from_its_sources(memory_factory):
         return memory.store.run("entity_ppr_hop", **params)
 
     assert HOP_STEPS == 3
-    hop = EntityPPRRetriever._hop(retriever, {"ash": 1.0}, passages, run, memory.config)
-    assert hop.ids == ["ash", "birch"]  # ash: its mass back through Orla Quint
+    from_ash = EntityPPRRetriever._hop(retriever, {"ash": 1.0}, passages, run, memory.config)
+    assert from_ash.ids == ["ash", "birch"]  # ash: its mass back through Orla Quint
     hop = EntityPPRRetriever._hop(retriever, {"birch": 1.0}, passages, run, memory.config)
     assert hop.ids == ["birch", "ash", "cedar"] and hop.score["ash"] == pytest.approx(hop.score["cedar"])  # tie: by id
     # the same reach in process; a walk to convergence goes down the whole chain
@@ -527,9 +527,8 @@ def test_the_second_hop_walks_three_steps_from_its_sources(memory_factory):
     short = short_walk(ref.mention_transition_t, reset, memory.config.damping, HOP_STEPS)[n:]
     full = walk(ref.mention_transition_t, reset, memory.config.damping, 1e-12, 200)[n:]
     assert {p for p, m in zip(ref.passages, short) if m > 0} == {"ash", "birch"}
-    hop = EntityPPRRetriever._hop(retriever, {"ash": 1.0}, passages, run, memory.config)  # the same masses
-    taken = {"ash": (1 - memory.config.damping) * 1.0}
-    assert hop.score == pytest.approx({p: m - taken.get(p, 0.0) for p, m in zip(ref.passages, short) if m > 0},
+    taken = {"ash": (1 - memory.config.damping) * 1.0}  # the server's hop: the same masses
+    assert from_ash.score == pytest.approx({p: m - taken.get(p, 0.0) for p, m in zip(ref.passages, short) if m > 0},
                                       rel=1e-12, abs=1e-15)
     assert {p for p, m in zip(ref.passages, full) if m > 0} == {"ash", "birch", "cedar", "dogwood"}
 

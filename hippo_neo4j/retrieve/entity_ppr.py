@@ -15,7 +15,7 @@ The signals, each a ranking of the namespace's passages:
   and the entity walk agree on, each weighted by that agreement: where that first hop of the answer leads (the
   passages that share an entity with it, or a synonym of one). Its paths are summed where they are, not walked
   over the whole projection: the mass GDS's PageRank gives after as many iterations, at a cost that follows the
-  sources' entities, not the namespace.
+  sources' entities and the passages they name, not the whole projection.
 
 Each signal ranks the passages it reaches (those among the :data:`WINDOW` nodes a walk gives the most mass, the
 hop's :data:`WINDOW` passages): a
