@@ -25,6 +25,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from hippo_neo4j import HippoRAG  # noqa: E402
 from hippo_neo4j.config import ConnectionSettings, ServerSettings  # noqa: E402
 from hippo_neo4j.corpus import load_openie  # noqa: E402
+from hippo_neo4j.db import cypher  # noqa: E402
 from hippo_neo4j.evaluation import load_dataset, percentile  # noqa: E402
 from hippo_neo4j.evaluation.datasets import VARIANTS  # noqa: E402
 from hippo_neo4j.evaluation.metrics import recall_at  # noqa: E402
@@ -294,6 +295,22 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
     return steps.medians()
 
 
+@contextmanager
+def hop_graph(memory: HippoRAG) -> Iterator[str]:
+    """Within the block, the name of a GDS projection of the namespace's mention graph as entity-ppr's second hop
+    weighs it (``cypher/bench_project_hop_graph.cypher``), on which ``cypher/bench_hop_pagerank.cypher`` runs the
+    same hop as GDS's PageRank; dropped afterwards."""
+    name = f"bench-hop-{memory.namespace}"
+    drop = "CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName"
+    memory.driver.execute_query(drop, graph=name, database_=memory.database)
+    memory.driver.execute_query(cypher("bench_project_hop_graph"), graph=name, ns=memory.namespace,
+                                database_=memory.database)
+    try:
+        yield name
+    finally:
+        memory.driver.execute_query(drop, graph=name, database_=memory.database)
+
+
 def profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
     """Median milliseconds of each step of an entity-ppr query through Neo4j, its query entities given: encoding the
     query, linking its entities (encoding them and the phrase index's statement), the projection check, the
@@ -301,11 +318,19 @@ def profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], *, top_k: int
     iteration: what a walk costs before it iterates, ``pagerank_one_iteration``), the walk's statement,
     the entity walk's (which a query runs beside the walk, on the other connection), the second hop's (after the
     entity walk, on that connection too; and ``hop_pagerank``, the same hop as GDS's PageRank stopped after
-    HOP_STEPS + 1 iterations, ``cypher/bench_hop_pagerank.cypher``), the whole query (``total``) with the statement that reads its passages and
+    HOP_STEPS + 1 iterations over the graph as the hop weighs it, ``cypher/bench_hop_pagerank.cypher`` on
+    :func:`hop_graph`), the whole query (``total``) with the statement that reads its passages and
     their explanations timed within it (``details``: ``cypher/entity_ppr_details.cypher``), and the whole query with
     its linking after the question's encoding instead of beside it (``total_linking_in_turn``)."""
     steps = Steps("encode", "linking", "projection_check", "passage_seeds", "pagerank", "pagerank_one_iteration", "walk",
                   "entity_walk", "hop", "hop_pagerank", "total", "total_linking_in_turn", "details")
+    with hop_graph(memory) as hop_name:
+        _profile_entity_ppr(memory, queries, top_k, steps, hop_name)
+    return steps.medians()
+
+
+def _profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], top_k: int, steps: Steps, hop_name: str) -> None:
+    """:func:`profile_entity_ppr`'s queries, timed into ``steps``; ``hop_name``: the projection of :func:`hop_graph`."""
     cfg, retriever = memory.config, memory.retriever("entity-ppr")
     for i, q in enumerate(queries):
         vector = steps("encode", lambda: memory.encoder.encode_queries([q.text])[0])
@@ -331,7 +356,7 @@ def profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], *, top_k: int
             hop = lambda more: memory.store.run("entity_ppr_hop", **more)  # noqa: E731
             steps("hop", lambda: retriever._hop(agreed, passages, hop, cfg, None))
             walked = lambda more: memory.store.run("bench_hop_pagerank", **(params | more | {  # noqa: E731
-                "maxIterations": HOP_STEPS + 1}))
+                "graph": hop_name, "maxIterations": HOP_STEPS + 1}))
             steps("hop_pagerank", lambda: retriever._hop(agreed, passages, walked, cfg, None))
         ask = lambda: memory.query(q.text, mode="entity-ppr", top_k=top_k, entities=q.entities)  # noqa: E731
         for beside in (True, False) if i % 2 else (False, True):  # the two forms take turns going first
@@ -341,7 +366,6 @@ def profile_entity_ppr(memory: HippoRAG, queries: Sequence[Query], *, top_k: int
             else:
                 with linking_in_turn():
                     steps("total_linking_in_turn", ask)
-    return steps.medians()
 
 
 @contextmanager

@@ -51,6 +51,11 @@ def alone(q: dict[str, float]) -> list[float]:
 VARIANTS_OF_EVIDENCE: dict[str, Callable[[dict[str, float]], float]] = {
     "current": lambda q: min(alone(q) + [chance(q["hop"], better_of_two(min(q["walk"], q["dense"])))]),
     "hop confirmed by walk and dense both": lambda q: min(alone(q) + [chance(q["hop"], q["walk"], q["dense"])]),
+    "hop confirmed by dense": lambda q: min(alone(q) + [chance(q["hop"], q["dense"])]),
+    "hop confirmed by dense or by the walk, the better test times two": lambda q: min(
+        alone(q) + [min(1.0, 2 * min(chance(q["hop"], q["dense"]), chance(q["hop"], q["walk"])))]),
+    "hop confirmed by dense, or by the walk": lambda q: min(
+        alone(q) + [chance(q["hop"], q["dense"]), chance(q["hop"], q["walk"])]),
     "hop confirmed by the walk": lambda q: min(alone(q) + [chance(q["hop"], q["walk"])]),
     "hop confirmed by entity walk or dense": lambda q: min(
         alone(q) + [chance(q["hop"], better_of_two(min(q["entity"], q["dense"])))]),

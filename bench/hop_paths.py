@@ -1,6 +1,7 @@
 """entity-ppr's second hop summed over its paths in the database (``cypher/entity_ppr_hop.cypher``) against the
-same hop as GDS's PageRank stopped after HOP_STEPS + 1 iterations over the mention projection
-(``cypher/bench_hop_pagerank.cypher``), from the sources entity-ppr's own queries give the hop: each question of
+same hop as GDS's PageRank stopped after HOP_STEPS + 1 iterations over the mention graph as the hop weighs it
+(``cypher/bench_hop_pagerank.cypher`` on ``common.hop_graph``'s projection, each named mention weighted by its
+count), from the sources entity-ppr's own queries give the hop: each question of
 each evaluation set, as written and in lower case. Per set: the largest difference of a passage's mass between the
 two (passages both rank), how many PageRank windows cut a passage with more mass than their last one, how many hops
 order the passages both rank alike and give the same top 10 (masses to the walk's precision, ties by id; the sums
@@ -21,7 +22,7 @@ import time
 from statistics import median
 from typing import Any
 
-from common import eval_set_options, eval_sets, parser
+from common import eval_set_options, eval_sets, hop_graph, parser
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.db import cypher
@@ -58,12 +59,16 @@ def timed(memory: HippoRAG, statement: str, params: dict[str, Any]) -> tuple[dic
 
 def compare(memory: HippoRAG, runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The two statements on every hop of ``runs``, alternating which goes first."""
+    with hop_graph(memory) as graph:
+        return _compare(memory, runs, graph)
+
+
+def _compare(memory: HippoRAG, runs: list[dict[str, Any]], graph: str) -> dict[str, Any]:
     config = memory.config
-    graph = memory.server.projections.ensure(memory.namespace, "mentions")
     passages = {r["n"] for r in memory.driver.execute_query(
         "MATCH (p:Passage {ns: $ns}) RETURN id(p) AS n", ns=memory.namespace, database_=memory.database).records}
     sums, walk = cypher("entity_ppr_hop"), cypher("bench_hop_pagerank")
-    gds = {"graph": graph.name, "maxIterations": HOP_STEPS + 1, "tolerance": config.ppr_tolerance,
+    gds = {"graph": graph, "maxIterations": HOP_STEPS + 1, "tolerance": config.ppr_tolerance,
            "concurrency": config.ppr_concurrency}
     ms: dict[str, list[float]] = {"paths": [], "pagerank": []}
     largest, cut_above, same, top10 = 0.0, 0, 0, 0

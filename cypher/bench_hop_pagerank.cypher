@@ -1,6 +1,7 @@
-// Benchmark probe (bench/hop_paths.py): entity-ppr's second hop as GDS's PageRank stopped after HOP_STEPS + 1
-// iterations over the namespace's mention projection, from the same sources as cypher/entity_ppr_hop.cypher, which
-// sums the same paths in the database instead. Returns the $window nodes (phrases and passages) with the most mass
+// Benchmark probe (bench/hop_paths.py, bench/common.profile_entity_ppr): entity-ppr's second hop as GDS's PageRank
+// stopped after HOP_STEPS + 1 iterations over the mention graph as the hop weighs it ($graph: a projection of
+// cypher/bench_project_hop_graph.cypher), from the same sources as cypher/entity_ppr_hop.cypher, which sums the same
+// paths in the database instead. Returns the $window nodes (phrases and passages) with the most mass
 // as [node id, mass], most first (equal masses by node id). Parameters: $graph, $sources ([[node id (a float),
 // weight]]), $damping, $maxIterations, $tolerance, $concurrency, $window.
 CALL () {

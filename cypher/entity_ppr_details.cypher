@@ -8,8 +8,9 @@
 //   - `via`, for the passages of $hopIds: the source of the second hop ($sources: passage id -> weight) and the
 //     phrase of the passage the hop reached it through (`phrase`: one both name, or a synonym of one the source
 //     names, `synonym_of`): of every such path, the one that carried the most mass in the hop's walk (the source's
-//     weight times each step's share of the node's weighted degree; null for the other passages). The source can be
-//     the passage itself (`self`): an agreed passage to which the hop leads back through its own entities.
+//     weight times each step's share of the node's weighted degree, a named mention weighing its count as in
+//     cypher/entity_ppr_hop.cypher; null for the other passages). The source can be the passage itself (`self`): an
+//     agreed passage to which the hop leads back through its own entities.
 // `topPhrases`: $phrases ([node id, mass], the 10 with the most mass) with their text. Degrees count the mention graph the walk ran on: with a
 // filter ($only: the node ids of its passages), the graph its passages induce; a degree of 0 (read as a concurrent
 // delete removed a node's mentions: Cypher raises on an integer division by zero) counts as 1. Parameters: $ns, $ids, $phrases,
@@ -20,7 +21,7 @@ CALL () {
   RETURN collect({phrase: ph.text, mass: x[1]}) AS topPhrases
 }
 // `via` first, for every hop passage at once (`vias`): each (passage, source) pair's strongest path, then the
-// source's share (its weight over the entities it names) counted once per source, not once per path
+// source's share (its weight over its weighted mentions) counted once per source, not once per path
 CALL () {
   UNWIND $hopIds AS hopId
   MATCH (p:Passage {ns: $ns, id: hopId})<-[m2:MENTIONED_IN]-(bridge:Phrase)
@@ -30,13 +31,14 @@ CALL () {
     WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
     RETURN sum(t.score) AS bridgeSynonyms
   }
-  WITH p, bridge, bridgeSynonyms + COUNT { (bridge)-[n:MENTIONED_IN]->(q:Passage)
-                                           WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) } AS bridgeDegree
+  WITH p, bridge, toFloat(coalesce(m2.count, 1)) AS arriving, bridgeSynonyms + reduce(t = 0.0, c IN [
+         (bridge)-[n:MENTIONED_IN]->(q:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only)
+         | toFloat(coalesce(n.count, 1))] | t + c) AS bridgeDegree
   CALL (bridge) {
     // the sources that name the bridge (`named`) or a synonym of it
     MATCH (bridge)-[m1:MENTIONED_IN]->(s:Passage)
     WHERE coalesce(m1.named, true) AND $sources[s.id] IS NOT NULL
-    RETURN s, bridge AS named, null AS synonym, 1.0 AS step
+    RETURN s, bridge AS named, null AS synonym, toFloat(coalesce(m1.count, 1)) AS step
     UNION ALL
     MATCH (bridge)-[r:SYNONYM]-(named:Phrase)
     CALL (named) {
@@ -44,21 +46,25 @@ CALL () {
       WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
       RETURN sum(t.score) AS namedSynonyms
     }
-    WITH named, r, namedSynonyms + COUNT {
-           (named)-[n:MENTIONED_IN]->(q:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only) }
-           AS namedDegree
+    WITH named, r, namedSynonyms + reduce(t = 0.0, c IN [
+           (named)-[n:MENTIONED_IN]->(q:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(q) IN $only)
+           | toFloat(coalesce(n.count, 1))] | t + c) AS namedDegree
     MATCH (named)-[m1:MENTIONED_IN]->(s:Passage)
     WHERE coalesce(m1.named, true) AND $sources[s.id] IS NOT NULL
-    RETURN s, named, r.score AS synonym, $damping * r.score / CASE WHEN namedDegree > 0 THEN namedDegree ELSE 1 END AS step
+    RETURN s, named, r.score AS synonym,
+           toFloat(coalesce(m1.count, 1)) * $damping * r.score / CASE WHEN namedDegree > 0 THEN namedDegree ELSE 1 END
+           AS step
   }
-  // each step's share after the source's: the synonym's of the named phrase's weighted degree (a step more:
-  // $damping), then the bridge's share of its own
+  // each step's share after the source's: the source's mention of the named phrase (its weight: the source's share
+  // counts the rest), the synonym's of the named phrase's weighted degree (a step more: $damping), then the mention
+  // of the passage the bridge arrives at, of the bridge's weighted degree
   WITH p, s, {phrase: bridge.text, synonym_of: CASE WHEN named = bridge THEN null ELSE named.text END,
-              part: step / CASE WHEN bridgeDegree > 0 THEN bridgeDegree ELSE 1 END} AS path
+              part: step * arriving / CASE WHEN bridgeDegree > 0 THEN bridgeDegree ELSE 1 END} AS path
   ORDER BY path.part DESC, path.phrase, path.synonym_of
   WITH p, s, collect(path)[0] AS path
   WITH s, collect({p: p, path: path}) AS reached
-  WITH s, reached, COUNT { (s)<-[n:MENTIONED_IN]-(:Phrase) WHERE coalesce(n.named, true) } AS sourceDegree
+  WITH s, reached, reduce(t = 0.0, c IN [(s)<-[n:MENTIONED_IN]-(:Phrase) WHERE coalesce(n.named, true)
+                                          | toFloat(coalesce(n.count, 1))] | t + c) AS sourceDegree
   WITH s, reached, $sources[s.id] / CASE WHEN sourceDegree > 0 THEN sourceDegree ELSE 1 END AS share
   UNWIND reached AS r
   WITH r.p AS p, {passage: s.id, phrase: r.path.phrase, synonym_of: r.path.synonym_of, flow: share * r.path.part,

@@ -1,39 +1,43 @@
 // entity-ppr's second hop (hippo_neo4j/retrieve/entity_ppr.py): the mass that a walk of HOP_STEPS = 3 steps over the
-// namespace's mention graph brings from the passages that the question's text and the entity walk agree on
+// namespace's mentions brings from the passages that the question's text and the entity walk agree on
 // ($sources: [[node id (a float), weight]], weighted by that agreement), the first hop of the answer, so that its
 // mass shows where that hop leads: the passages that share an entity with them, the closer, the more specific the
 // entity and the stronger the agreement, the more. A walk of 3 steps reaches a passage only by
 //   source -> phrase -> passage                   (an entity both name; weight (1 - d) d^2) and
 //   source -> phrase -> synonym -> passage        (one under another name; (1 - d) d^3),
-// each step the edge's share of its node's weighted degree in the mention graph (a named mention 1.0, a synonym its
-// score), so the statement sums those paths where they are, phrase by phrase: the mass GDS's PageRank gives after
-// HOP_STEPS + 1 iterations from the same sources (reference.py's `short_walk`), at a cost that follows the sources'
-// phrases and the passages they name, not the whole projection (docs/design.md, "entity-ppr's second hop sums its
-// paths"). Each source keeps its starting mass, (1 - d) x its weight, as the
+// each step the edge's share of its node's weighted degree, where a named mention weighs as often as the passage
+// makes it (MENTIONED_IN.count: the facts extracted from the passage that name the entity, plus one) and a synonym
+// its score: the hop leaves a passage by what it says most about, and reaches the passages that say most about the
+// entity it left by (an entity's own article before the passages that name it in passing). The statement sums
+// those paths where they are, phrase by phrase: the mass GDS's PageRank gives after HOP_STEPS + 1 iterations from
+// the same sources over a projection of those weights (reference.py's `short_walk` over `hop_transition_t`), at a
+// cost that follows the sources' phrases and the passages they name, not the whole projection (docs/design.md,
+// "entity-ppr's second hop sums its paths"). Each source keeps its starting mass, (1 - d) x its weight, as the
 // walk's does; the client takes it out. Degrees count the graph the entity walk ran on: with a filter ($only: the
 // node ids of its passages), the graph its passages induce (cypher/project_mention_graph_within.cypher). Returns the
 // $window passages with the most mass as [node id, mass], most first (equal masses by node id).
 // Parameters: $sources, $damping, $only, $window.
-// one step: each phrase's mass from every source that names it (over (1 - d) d), and the passages and synonyms it
-// leads to, each phrase read once
+// one step: each phrase's mass from every source that names it (over (1 - d) d), and the passages (with their
+// mentions' weights) and synonyms it leads to, each phrase read once
 CALL () {
   UNWIND $sources AS x
   MATCH (s:Passage) WHERE id(s) = toInteger(x[0])
-  WITH s, toFloat(x[1]) AS weight, COUNT { (s)<-[m:MENTIONED_IN]-(:Phrase) WHERE coalesce(m.named, true) } AS degree
-  WHERE degree > 0  // (an integer: Cypher raises on a division by zero, and a concurrent delete can empty a count)
+  WITH s, toFloat(x[1]) AS weight, reduce(t = 0.0, c IN [(s)<-[m:MENTIONED_IN]-(:Phrase) WHERE coalesce(m.named, true)
+                                                         | toFloat(coalesce(m.count, 1))] | t + c) AS degree
+  WHERE degree > 0  // (a concurrent delete can empty it)
   WITH s, weight / degree AS perMention
   MATCH (s)<-[m:MENTIONED_IN]-(b:Phrase) WHERE coalesce(m.named, true)
-  WITH b, sum(perMention) AS flow
+  WITH b, sum(perMention * toFloat(coalesce(m.count, 1))) AS flow
   CALL (b) {
     MATCH (b)-[n:MENTIONED_IN]->(p:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(p) IN $only)
-    RETURN collect(p) AS named
+    RETURN collect([p, toFloat(coalesce(n.count, 1))]) AS named
   }
   CALL (b) {
     MATCH (b)-[t:SYNONYM]-(o:Phrase)
     WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
     RETURN collect([o, t.score]) AS synonyms
   }
-  WITH flow, named, synonyms, size(named) + reduce(w = 0.0, y IN synonyms | w + y[1]) AS degree
+  WITH flow, named, synonyms, reduce(w = 0.0, y IN named + synonyms | w + y[1]) AS degree
   WHERE degree > 0
   RETURN collect({share: flow / degree, named: named, synonyms: synonyms}) AS phrases
 }
@@ -45,23 +49,23 @@ CALL (phrases) {
   UNION ALL
   UNWIND phrases AS b
   UNWIND b.named AS p
-  RETURN id(p) AS nodeId, $damping * $damping * b.share AS part
+  RETURN id(p[0]) AS nodeId, $damping * $damping * b.share * p[1] AS part
   UNION ALL
   UNWIND phrases AS b
   UNWIND b.synonyms AS y
   WITH y[0] AS o, sum(y[1] * b.share) AS reached
   CALL (o) {
     MATCH (o)-[n:MENTIONED_IN]->(p:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(p) IN $only)
-    RETURN collect(p) AS named
+    RETURN collect([p, toFloat(coalesce(n.count, 1))]) AS named
   }
   CALL (o) {
     MATCH (o)-[t:SYNONYM]-(o2:Phrase)
     WHERE $only IS NULL OR EXISTS { (o2)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
     RETURN sum(t.score) AS synonyms
   }
-  WITH reached, named, size(named) + synonyms AS degree WHERE degree > 0
+  WITH reached, named, reduce(w = 0.0, y IN named | w + y[1]) + synonyms AS degree WHERE degree > 0
   UNWIND named AS p
-  RETURN id(p) AS nodeId, $damping * $damping * $damping * reached / degree AS part
+  RETURN id(p[0]) AS nodeId, $damping * $damping * $damping * reached * p[1] / degree AS part
 }
 WITH nodeId, (1 - $damping) * sum(part) AS mass
 WHERE mass > 0

@@ -41,6 +41,7 @@ class ReferenceGraph:
     # hipporag2 only (load(..., hipporag2=True))
     full_transition_t: sp.csr_matrix | None = None  # (phrases + passages)^2, passages after the phrases
     mention_transition_t: sp.csr_matrix | None = None  # the same nodes, named MENTIONED_IN edges only (entity-ppr)
+    hop_transition_t: sp.csr_matrix | None = None  # the same, each named mention weighted by its count (the second hop)
     # a passage's named mentions there (its degree), of every phrase ("all") or of those with another neighbour ("shared")
     mention_counts: dict[str, np.ndarray] = field(default_factory=dict)
     facts: list[tuple[str, str, str]] = field(default_factory=list)
@@ -109,19 +110,25 @@ class ReferenceGraph:
         self.full_transition_t = (sp.diags(inv) @ full).T.tocsr()
         named = driver.execute_query(
             "MATCH (a:Phrase {ns: $ns})-[m:MENTIONED_IN]->(p:Passage {ns: $ns}) WHERE coalesce(m.named, true) "
-            "RETURN a.text AS a, p.id AS p",
+            "RETURN a.text AS a, p.id AS p, toFloat(coalesce(m.count, 1)) AS c",
             ns=ns, database_=database,
         ).records
         pindex = {p: i for i, p in enumerate(self.passages)}
-        links = sp.csr_matrix(
-            ([1.0] * len(named), ([self.phrase_index[r["a"]] for r in named], [pindex[r["p"]] for r in named])),
-            shape=(len(self.phrases), len(self.passages)),
-        )
-        both = sp.bmat([[synonym, links], [links.T, None]], format="csr")
-        both = sp.csr_matrix(both, shape=(len(self.phrases) + len(self.passages),) * 2)
-        out = np.asarray(both.sum(axis=1)).ravel()
-        inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
-        self.mention_transition_t = (sp.diags(inv) @ both).T.tocsr()
+        where = ([self.phrase_index[r["a"]] for r in named], [pindex[r["p"]] for r in named])
+
+        def transition(weights: list[float]) -> tuple[sp.csr_matrix, sp.csr_matrix, np.ndarray]:
+            """The mention graph's T^T with these weights on the named mentions (synonyms their score), its
+            phrase-passage links and each node's weighted degree."""
+            links = sp.csr_matrix((weights, where), shape=(len(self.phrases), len(self.passages)))
+            both = sp.bmat([[synonym, links], [links.T, None]], format="csr")
+            both = sp.csr_matrix(both, shape=(len(self.phrases) + len(self.passages),) * 2)
+            out = np.asarray(both.sum(axis=1)).ravel()
+            inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
+            return (sp.diags(inv) @ both).T.tocsr(), both, out
+
+        self.mention_transition_t, both, out = transition([1.0] * len(named))  # the walks: each mention once
+        self.hop_transition_t = transition([r["c"] for r in named])[0]  # the hop: as often as it is made
+        links = both[: len(self.phrases), len(self.phrases):]
         shared = np.asarray((both[: len(self.phrases)] > 0).sum(axis=1)).ravel() >= 2  # it leads somewhere else too
         self.mention_counts = {"all": out[len(self.phrases):], "shared": np.asarray(links[shared].sum(axis=0)).ravel()}
         facts = driver.execute_query(
@@ -280,14 +287,15 @@ class ReferenceGraph:
 
     def hop_masses(self, query: np.ndarray, sources: dict[str, float], damping: float) -> tuple[np.ndarray, np.ndarray]:
         """entity-ppr's second hop: the masses of a walk of ``HOP_STEPS`` steps from ``sources`` (passage id ->
-        weight) over the mention graph (phrases, then passages), and each passage's own starting mass, (1 - d) x its
-        weight, which its ranking takes out (``query``, the unit query vector, is for variants that read it)."""
-        assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
+        weight) over the mention graph (phrases, then passages), each named mention weighted by its count (how often
+        the passage makes it: ``hop_transition_t``), and each passage's own starting mass, (1 - d) x its weight,
+        which its ranking takes out (``query``, the unit query vector, is for variants that read it)."""
+        assert self.hop_transition_t is not None, "load(..., hipporag2=True)"
         n, index = len(self.phrases), {p: i for i, p in enumerate(self.passages)}
         reset = np.zeros(n + len(self.passages))
         for pid, w in sources.items():
             reset[n + index[pid]] = w
-        return short_walk(self.mention_transition_t, reset, damping, HOP_STEPS), (1 - damping) * reset[n:]
+        return short_walk(self.hop_transition_t, reset, damping, HOP_STEPS), (1 - damping) * reset[n:]
 
     def ppr(self, seeds: dict[str, float], damping: float, tol: float = 1e-13, max_iter: int = 1000) -> np.ndarray:
         reset = np.zeros(len(self.phrases))

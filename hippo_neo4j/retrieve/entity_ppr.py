@@ -13,9 +13,11 @@ The signals, each a ranking of the namespace's passages:
   λ : 1 − λ (``entity_share``, ½);
 - **the second hop** (``cypher/entity_ppr_hop.cypher``): a walk of :data:`HOP_STEPS` steps from the passages dense
   and the entity walk agree on, each weighted by that agreement: where that first hop of the answer leads (the
-  passages that share an entity with it, or a synonym of one). Its paths are summed where they are, not walked
-  over the whole projection: the mass GDS's PageRank gives after as many iterations, at a cost that follows the
-  sources' entities and the passages they name, not the whole projection.
+  passages that share an entity with it, or a synonym of one). It follows each mention as often as the passage
+  makes it (``MENTIONED_IN.count``: the facts that name the entity, plus one), so it leaves a passage by what the
+  passage says most about and reaches first the passages that say most about that entity: a film's director's own
+  article before the films that name the director once. Its paths are summed where they are, not walked over the
+  whole projection, at a cost that follows the sources' entities and the passages they name.
 
 Each signal ranks the passages it reaches (those among the :data:`WINDOW` nodes a walk gives the most mass, the
 hop's :data:`WINDOW` passages): a
@@ -66,8 +68,9 @@ WINDOW = 2000
 # that share an entity with them) and passage -> entity -> synonym -> passage (that share one under another name). A
 # walk to convergence also counts the passages 4 and more steps away (those that share an entity with a passage that
 # shares one), the reach the walk itself has already given. The statement sums those two kinds of path, each of j
-# steps weighted (1 - d) d^j times each step's share of its node's weighted degree: the sum that GDS's PageRank holds
-# after HOP_STEPS + 1 iterations (its first starts the sources) and reference.py's ``short_walk`` computes.
+# steps weighted (1 - d) d^j times each step's share of its node's weighted degree (a named mention weighing its
+# count, a synonym its score): the sum that GDS's PageRank holds after HOP_STEPS + 1 iterations (its first starts the
+# sources) over a graph of those weights, and that reference.py's ``short_walk`` computes over ``hop_transition_t``.
 HOP_STEPS = 3
 # The hop starts from the passages whose agreement weight is at least this share of the strongest one's: the rest
 # would start less than a thousandth of its mass each (the weight falls with the product of two ranks).
