@@ -274,7 +274,10 @@ def profile_hipporag2(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
 def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int = 10) -> dict[str, float | None]:
     """Median milliseconds of each step of a hipporag1 query through Neo4j, its query entities given: encoding
     them, linking them (the phrase index's statement), the projection check, GDS PageRank alone on the same seeds
-    (``cypher/bench_ppr_only.cypher``), the walk's statement, and the whole query."""
+    (``cypher/bench_ppr_only.cypher``), the walk's statement, and the whole query; beside them, not milliseconds,
+    the medians of what the statement's passage sum reads (``cypher/bench_ppr_rows.cypher``): the phrases with mass
+    (``massed_phrases``), their MENTIONED_IN rows (``mention_rows``) and the passages those reach
+    (``passages_reached``)."""
     steps = Steps("entities_encode", "linking", "projection_check", "pagerank", "ppr_passages", "total")
     cfg = memory.config
     for q in queries:
@@ -292,6 +295,9 @@ def profile_hipporag1(memory: HippoRAG, queries: Sequence[Query], *, top_k: int 
         steps("pagerank", lambda: memory.store.run("bench_ppr_only", **params))  # the walk alone
         steps("ppr_passages", lambda: memory.store.run("ppr_passages", **params))
         steps("total", lambda: memory.query(q.text, mode="hipporag1", top_k=top_k, entities=q.entities))
+        read = memory.store.run("bench_ppr_rows", **params)[0]
+        for name, field in (("massed_phrases", "phrases"), ("mention_rows", "rows"), ("passages_reached", "passages")):
+            steps.samples.setdefault(name, []).append(float(read[field]))
     return steps.medians()
 
 

@@ -18,7 +18,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from common import (GRAPH_MODES, Query, add_one_ms, after_write_ms, catalogue_size, drop, emptied, graph_query,
-                    local_server, measure_latency, parser, percentile, profile_entity_ppr, say, server_rss_mb, table,
+                    local_server, measure_latency, parser, percentile, profile_entity_ppr, profile_hipporag1,
+                    profile_hipporag2, say, server_rss_mb, table,
                     throughput, timed, timed_index, write_json)
 
 from hippo_neo4j import HippoRAG
@@ -355,6 +356,9 @@ def run_size(connection: ConnectionSettings, driver: Any, corpus: Corpus, size: 
         if args.profile:
             say(f"[{size}] entity-ppr's steps ({len(qs)} queries)")
             result["entity_ppr_steps_ms"] = profile_entity_ppr(memory, qs)
+            say(f"[{size}] hipporag1's and hipporag2's steps ({len(qs)} queries each)")
+            result["hipporag1_steps_ms"] = profile_hipporag1(memory, qs)
+            result["hipporag2_steps_ms"] = profile_hipporag2(memory, qs)
         if not reused:
             result["write_then_query_ms"] = after_write_ms(memory, spare[: args.rounds], qs)
         result["server_rss_mb_end"] = server_rss_mb(connection)
@@ -402,6 +406,12 @@ def scale_table(result: dict[str, Any]) -> str:
     if any("entity_ppr_steps_ms" in r for r in runs.values()):  # --profile: bench/common.profile_entity_ppr's steps
         rows += [(f"entity-ppr step {step}, ms", D1, (f"entity_ppr_steps_ms.{step}",), True)
                  for step in ("pagerank_one_iteration", "pagerank", "walk", "entity_walk", "hop", "hop_pagerank", "details", "total")]
+    for mode, field in (("hipporag1", "hipporag1_steps_ms"), ("hipporag2", "hipporag2_steps_ms")):
+        if any(field in r for r in runs.values()):  # --profile since hipporag1's and hipporag2's are profiled too
+            rows += [(f"{mode} step {step}, ms", D1, (f"{field}.{step}",), True) for step in ("pagerank", "ppr_passages", "total")]
+    if any("mention_rows" in r.get("hipporag1_steps_ms", {}) for r in runs.values()):
+        rows += [("hipporag1's passage sum: phrases with mass / their mention rows / passages reached", "{:,.0f} / {:,.0f} / {:,.0f}",
+                  tuple(f"hipporag1_steps_ms.{k}" for k in ("massed_phrases", "mention_rows", "passages_reached")), True)]
     rows += [(f"first {m} query without projections ms (next)", "{:.0f} ({:.0f})",
               (f"first_query_ms.{m}.first", f"first_query_ms.{m}.next"), True) for m in GRAPH_MODES]
     rows += [(f"index one passage without projections{how} ms, then the first {default_mode()} query ms (next)",
@@ -463,7 +473,7 @@ def main() -> None:
     p.add_argument("--reuse", action="store_true",
                    help="measure a size's namespace kept by an earlier --keep run (same --seed) without indexing it "
                         "again: no indexing, add-one or write -> first query figures")
-    p.add_argument("--profile", action="store_true", help="also time each step of entity-ppr's queries per size")
+    p.add_argument("--profile", action="store_true", help="also time each step of the graph modes' queries per size")
     p.add_argument("--concurrency", type=int, default=HippoConfig().ppr_concurrency,
                    help="GDS threads per walk (HippoConfig.ppr_concurrency)")
     p.add_argument("--index-budget", type=float, default=None, metavar="SECONDS",
