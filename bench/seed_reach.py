@@ -3,21 +3,30 @@ seeds' neighbourhood would hold (docs/scale.md, "What bounds a graph query"). On
 (``bench/scale.py --keep``), with the scale run's own questions and their entities, linked as entity-ppr links
 them; the steps follow what the mention projection holds (named MENTIONED_IN edges, SYNONYM edges). Prints, per
 k, the median and the largest node count over the questions, and the share of the namespace's phrases and passages
-that is.
+that is. With ``--walk K``, per question also the entity walk (GDS's PageRank from the same phrase seeds, each
+weighted by its specificity) over a projection of the K-step neighbourhood alone, built for the question as the
+mention projection is built (``cypher/bench_project_neighbourhood.cypher``), against the same walk over the whole
+mention projection: the build and the walk's ms, and how many of the whole walk's top-10 passages the
+neighbourhood's walk puts in its own top 10 (and whether in the same order).
 
     python bench/seed_reach.py --size 50000 --queries 30
+    python bench/seed_reach.py --size 50000 --queries 30 --walk 3
 """
 
 from __future__ import annotations
 
 import json
 import statistics
+import time
+from typing import Any, Callable, TypeVar
 
 from common import parser
 from scale import Corpus, TokenBagEncoder, make_queries
 
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.config import HippoConfig
+from hippo_neo4j.db import cypher
+from hippo_neo4j.retrieve.entity_ppr import specificity
 
 NEXT = """UNWIND $frontier AS n MATCH (a) WHERE id(a) = n
 CALL (a) {
@@ -26,6 +35,20 @@ CALL (a) {
   MATCH (a)-[:SYNONYM]-(b) RETURN b
 }
 RETURN collect(DISTINCT id(b)) AS reached"""
+WALK = """UNWIND $seeds AS x MATCH (p:Phrase) WHERE id(p) = x[0] WITH collect([p, x[1]]) AS sources
+CALL gds.pageRank.stream($graph, {sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
+  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: 1})
+YIELD nodeId, score
+WITH nodeId, score WHERE score > 0 AND nodeId IN $passages
+RETURN nodeId ORDER BY score DESC, nodeId LIMIT 10"""
+T = TypeVar("T")
+
+
+def timed(fn: Callable[[], T]) -> tuple[T, float]:
+    """``fn()`` and the milliseconds it took."""
+    began = time.perf_counter()
+    value = fn()
+    return value, (time.perf_counter() - began) * 1000
 
 
 def main() -> None:
@@ -34,26 +57,65 @@ def main() -> None:
     p.add_argument("--queries", type=int, default=30)
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--seed", type=int, default=0, help="the corpus seed of the scale run")
+    p.add_argument("--walk", type=int, default=0, help="also walk the neighbourhood of this many steps")
     args = p.parse_args()
     with HippoRAG(namespace=f"bench-scale-{args.size}", encoder=TokenBagEncoder(), config=HippoConfig()) as memory:
         run = memory.driver.execute_query
         stats = memory.stats()
         total = stats["passages"] + stats["phrases"]
         reach: dict[int, list[int]] = {k: [] for k in range(1, args.steps + 1)}
+        walks: dict[str, list[float]] = {"build_ms": [], "walk_ms": [], "whole_walk_ms": [], "top10_kept": [],
+                                          "same_top10_order": []}
+        if args.walk:
+            whole = memory.server.projections.ensure(memory.namespace, "mentions").name
+            passages = [r["n"] for r in run("MATCH (p:Passage {ns: $ns}) RETURN id(p) AS n", ns=memory.namespace,
+                                             database_=memory.database).records]
+            settings = {"damping": memory.config.damping, "maxIterations": memory.config.ppr_max_iterations,
+                        "tolerance": memory.config.ppr_tolerance, "passages": passages, "database_": memory.database}
         for q in make_queries(Corpus(seed=args.seed).passages(args.size), args.queries):
-            texts = [link.phrase for link in memory.link_entities(list(q.entities or ())) if link.weight > 0]
+            linked = memory.link_entities(list(q.entities or ()))
+            texts = [link.phrase for link in linked if link.weight > 0]
             frontier = run("UNWIND $texts AS t MATCH (ph:Phrase {ns: $ns, text: t}) RETURN collect(id(ph)) AS ids",
                            texts=texts, ns=memory.namespace, database_=memory.database).records[0]["ids"]
-            seen = set(frontier)
-            for sizes in reach.values():  # one more step each
+            seeds, seen = frontier, set(frontier)
+            for k, sizes in reach.items():  # one more step each
                 found = run(NEXT, frontier=frontier, database_=memory.database).records[0]["reached"]
                 frontier = [n for n in found if n not in seen]
                 seen.update(frontier)
                 sizes.append(len(seen))
+                if k == args.walk and seeds:
+                    walk_neighbourhood(memory, seen, seeds, linked, whole, settings, walks)
+    if args.walk:
+        print(json.dumps({f"walk within {args.walk} steps": {k: statistics.median(v) for k, v in walks.items() if v},
+                          "questions walked": len(walks["walk_ms"])}, indent=2))
     print(json.dumps({"namespace": f"bench-scale-{args.size}", "nodes": total, "questions": len(reach[1]),
                       "within_steps": {k: {"median": statistics.median(v), "largest": max(v),
                                            "median_share": round(statistics.median(v) / total, 4)}
                                        for k, v in reach.items() if v}}, indent=2))
+
+
+def walk_neighbourhood(memory: HippoRAG, nodes: set[int], seeds: list[int], linked: list[Any], whole: str,
+                       settings: dict[str, Any], walks: dict[str, list[float]]) -> None:
+    """The entity walk over a projection of ``nodes`` alone against the same walk over ``whole``, into ``walks``."""
+    run = memory.driver.execute_query
+    weights = specificity(linked)
+    ids = run("UNWIND $texts AS t MATCH (ph:Phrase {ns: $ns, text: t}) RETURN t AS text, id(ph) AS n",
+              texts=list(weights), ns=memory.namespace, database_=memory.database).records
+    sources = [[r["n"], weights[r["text"]]] for r in ids if r["n"] in seeds]
+    name = f"bench-neighbourhood-{memory.namespace}"
+    run("CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName", graph=name, database_=memory.database)
+    _, build = timed(lambda: run(cypher("bench_project_neighbourhood"), graph=name, nodes=sorted(nodes),
+                                 database_=memory.database))
+    try:
+        local, ms = timed(lambda: [r["nodeId"] for r in run(WALK, graph=name, seeds=sources, **settings).records])
+        full, whole_ms = timed(lambda: [r["nodeId"] for r in run(WALK, graph=whole, seeds=sources, **settings).records])
+    finally:
+        run("CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName", graph=name, database_=memory.database)
+    walks["build_ms"].append(build)
+    walks["walk_ms"].append(ms)
+    walks["whole_walk_ms"].append(whole_ms)
+    walks["top10_kept"].append(len(set(local) & set(full)))
+    walks["same_top10_order"].append(float(local == full))
 
 
 if __name__ == "__main__":
