@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import json
 import statistics
-import time
-from typing import Any, Callable, TypeVar
+from typing import Any
 
-from common import parser
+from common import Steps, parser
 from scale import Corpus, TokenBagEncoder, make_queries
 
 from hippo_neo4j import HippoRAG
@@ -41,14 +40,7 @@ CALL gds.pageRank.stream($graph, {sourceNodes: sources, dampingFactor: $damping,
 YIELD nodeId, score
 WITH nodeId, score WHERE score > 0 AND nodeId IN $passages
 RETURN nodeId ORDER BY score DESC, nodeId LIMIT 10"""
-T = TypeVar("T")
-
-
-def timed(fn: Callable[[], T]) -> tuple[T, float]:
-    """``fn()`` and the milliseconds it took."""
-    began = time.perf_counter()
-    value = fn()
-    return value, (time.perf_counter() - began) * 1000
+DROP = "CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName"
 
 
 def main() -> None:
@@ -64,8 +56,7 @@ def main() -> None:
         stats = memory.stats()
         total = stats["passages"] + stats["phrases"]
         reach: dict[int, list[int]] = {k: [] for k in range(1, args.steps + 1)}
-        walks: dict[str, list[float]] = {"build_ms": [], "walk_ms": [], "whole_walk_ms": [], "top10_kept": [],
-                                          "same_top10_order": []}
+        walks = Steps("build_ms", "walk_ms", "whole_walk_ms", "top10_kept", "same_top10_order")
         if args.walk:
             whole = memory.server.projections.ensure(memory.namespace, "mentions").name
             passages = [r["n"] for r in run("MATCH (p:Passage {ns: $ns}) RETURN id(p) AS n", ns=memory.namespace,
@@ -73,49 +64,44 @@ def main() -> None:
             settings = {"damping": memory.config.damping, "maxIterations": memory.config.ppr_max_iterations,
                         "tolerance": memory.config.ppr_tolerance, "passages": passages, "database_": memory.database}
         for q in make_queries(Corpus(seed=args.seed).passages(args.size), args.queries):
-            linked = memory.link_entities(list(q.entities or ()))
-            texts = [link.phrase for link in linked if link.weight > 0]
-            frontier = run("UNWIND $texts AS t MATCH (ph:Phrase {ns: $ns, text: t}) RETURN collect(id(ph)) AS ids",
-                           texts=texts, ns=memory.namespace, database_=memory.database).records[0]["ids"]
-            seeds, seen = frontier, set(frontier)
+            weights = specificity(memory.link_entities(list(q.entities or ())))
+            found = run("UNWIND $texts AS t MATCH (ph:Phrase {ns: $ns, text: t}) RETURN t AS text, id(ph) AS n",
+                        texts=list(weights), ns=memory.namespace, database_=memory.database).records
+            sources = [[r["n"], weights[r["text"]]] for r in found]  # the entity walk's seeds, by specificity
+            frontier = [r["n"] for r in found]
+            seen = set(frontier)
             for k, sizes in reach.items():  # one more step each
                 found = run(NEXT, frontier=frontier, database_=memory.database).records[0]["reached"]
                 frontier = [n for n in found if n not in seen]
                 seen.update(frontier)
                 sizes.append(len(seen))
-                if k == args.walk and seeds:
-                    walk_neighbourhood(memory, seen, seeds, linked, whole, settings, walks)
+                if k == args.walk and sources:
+                    walk_neighbourhood(memory, seen, sources, whole, settings, walks)
     if args.walk:
-        print(json.dumps({f"walk within {args.walk} steps": {k: statistics.median(v) for k, v in walks.items() if v},
-                          "questions walked": len(walks["walk_ms"])}, indent=2))
+        print(json.dumps({f"walk within {args.walk} steps": {k: v for k, v in walks.medians().items() if v is not None},
+                          "questions walked": len(walks.samples["walk_ms"])}, indent=2))
     print(json.dumps({"namespace": f"bench-scale-{args.size}", "nodes": total, "questions": len(reach[1]),
                       "within_steps": {k: {"median": statistics.median(v), "largest": max(v),
                                            "median_share": round(statistics.median(v) / total, 4)}
                                        for k, v in reach.items() if v}}, indent=2))
 
 
-def walk_neighbourhood(memory: HippoRAG, nodes: set[int], seeds: list[int], linked: list[Any], whole: str,
-                       settings: dict[str, Any], walks: dict[str, list[float]]) -> None:
-    """The entity walk over a projection of ``nodes`` alone against the same walk over ``whole``, into ``walks``."""
+def walk_neighbourhood(memory: HippoRAG, nodes: set[int], sources: list[list[float]], whole: str,
+                       settings: dict[str, Any], walks: Steps) -> None:
+    """The entity walk from ``sources`` ([node id, weight]) over a projection of ``nodes`` alone against the same walk
+    over ``whole``, into ``walks``."""
     run = memory.driver.execute_query
-    weights = specificity(linked)
-    ids = run("UNWIND $texts AS t MATCH (ph:Phrase {ns: $ns, text: t}) RETURN t AS text, id(ph) AS n",
-              texts=list(weights), ns=memory.namespace, database_=memory.database).records
-    sources = [[r["n"], weights[r["text"]]] for r in ids if r["n"] in seeds]
     name = f"bench-neighbourhood-{memory.namespace}"
-    run("CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName", graph=name, database_=memory.database)
-    _, build = timed(lambda: run(cypher("bench_project_neighbourhood"), graph=name, nodes=sorted(nodes),
-                                 database_=memory.database))
+    run(DROP, graph=name, database_=memory.database)
+    walks("build_ms", lambda: run(cypher("bench_project_neighbourhood"), graph=name, nodes=sorted(nodes),
+                                  database_=memory.database))
     try:
-        local, ms = timed(lambda: [r["nodeId"] for r in run(WALK, graph=name, seeds=sources, **settings).records])
-        full, whole_ms = timed(lambda: [r["nodeId"] for r in run(WALK, graph=whole, seeds=sources, **settings).records])
+        local = walks("walk_ms", lambda: [r["nodeId"] for r in run(WALK, graph=name, seeds=sources, **settings).records])
+        full = walks("whole_walk_ms", lambda: [r["nodeId"] for r in run(WALK, graph=whole, seeds=sources, **settings).records])
     finally:
-        run("CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName", graph=name, database_=memory.database)
-    walks["build_ms"].append(build)
-    walks["walk_ms"].append(ms)
-    walks["whole_walk_ms"].append(whole_ms)
-    walks["top10_kept"].append(len(set(local) & set(full)))
-    walks["same_top10_order"].append(float(local == full))
+        run(DROP, graph=name, database_=memory.database)
+    walks.samples["top10_kept"].append(len(set(local) & set(full)))
+    walks.samples["same_top10_order"].append(float(local == full))
 
 
 if __name__ == "__main__":
