@@ -1,7 +1,10 @@
 """GDS's PageRank with more threads (``HippoConfig.ppr_concurrency``) on one indexed namespace's projection: per
 thread count, the median of GDS's own ``computeMillis`` and whether two runs give every node the same mass to the
-last bit, and the largest difference from one thread's masses. Each walk starts from ``--seeds`` phrases of the
-namespace (weight 1 each), to tolerance, as the library's walks run (docs/scale.md, "What bounds a graph query").
+last bit, and the largest difference from one thread's masses; beside GDS's compute, the wall ms of the same walk
+as a statement that only counts (``stats``) and as one that streams every node's mass and keeps the top 10 (as the
+library's statements read a walk): what handing the masses to Cypher costs. Each walk starts from ``--seeds``
+phrases of the namespace (weight 1 each), to tolerance, as the library's walks run (docs/scale.md, "What bounds a
+graph query").
 
     python bench/walk_threads.py --namespace bench-scale-50000 --kind mentions
     python bench/walk_threads.py --namespace bench-scale-50000 --kind phrase
@@ -9,11 +12,12 @@ namespace (weight 1 each), to tolerance, as the library's walks run (docs/scale.
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 
 import numpy as np
-from common import parser
+from common import Steps, parser
 
 from hippo_neo4j import HippoRAG
 
@@ -26,6 +30,10 @@ STATS = """MATCH (p:Phrase) WHERE id(p) IN $ids WITH collect([p, 1.0]) AS source
 CALL gds.pageRank.stats($graph, {sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
   maxIterations: $maxIterations, tolerance: $tolerance, concurrency: $threads})
 YIELD computeMillis, ranIterations RETURN computeMillis, ranIterations"""
+TOP = """MATCH (p:Phrase) WHERE id(p) IN $ids WITH collect([p, 1.0]) AS sources
+CALL gds.pageRank.stream($graph, {sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
+  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: $threads})
+YIELD nodeId, score WITH nodeId, score WHERE score > 0 RETURN nodeId, score ORDER BY score DESC, nodeId LIMIT 10"""
 
 
 def main() -> None:
@@ -49,7 +57,11 @@ def main() -> None:
 
         out: dict[str, dict[str, object]] = {}
         for threads in (int(t) for t in args.threads.split(",")):
-            stats = [run(STATS, ids=ids, threads=threads, **base).records[0] for ids in seeds]
+            walls = Steps("stats_ms", "stream_top10_ms")
+            stats = [walls("stats_ms", functools.partial(run, STATS, ids=ids, threads=threads, **base)).records[0]
+                     for ids in seeds]
+            for ids in seeds:
+                walls("stream_top10_ms", functools.partial(run, TOP, ids=ids, threads=threads, **base))
             same, apart = True, 0.0
             for ids in seeds:
                 one, first, second = masses(ids, 1), masses(ids, threads), masses(ids, threads)
@@ -57,6 +69,7 @@ def main() -> None:
                 apart = max(apart, float(np.abs(first - one).max()))
             out[str(threads)] = {"compute_ms_p50": statistics.median(s["computeMillis"] for s in stats),
                                  "iterations_p50": statistics.median(s["ranIterations"] for s in stats),
+                                 **{f"{k}_p50": round(v, 1) for k, v in walls.medians().items() if v is not None},
                                  "repeatable": same, "largest_difference_from_one_thread": apart}
     print(json.dumps({"namespace": args.namespace, "kind": args.kind, "threads": out}, indent=2))
 
