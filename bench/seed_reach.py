@@ -7,10 +7,15 @@ that is. With ``--walk K``, per question also the entity walk (GDS's PageRank fr
 weighted by its specificity) over a projection of the K-step neighbourhood alone, built for the question as the
 mention projection is built (``cypher/bench_project_neighbourhood.cypher``), against the same walk over the whole
 mention projection: the build and the walk's ms, and how many of the whole walk's top-10 passages the
-neighbourhood's walk puts in its own top 10 (and whether in the same order).
+neighbourhood's walk puts in its own top 10 (and whether in the same order). With ``--mark K``, per question also
+what marking the K-step neighbourhood on the shared mention projection costs, as a walk whose graph follows the seeds
+without a projection of its own would need: GDS's PageRank from the same seeds stopped after K + 1 iterations, in
+mutate mode (after i iterations exactly the nodes within i - 1 steps hold mass, which it checks against the steps
+counted here), against the whole walk to tolerance in the same mode; the property is dropped again.
 
     python bench/seed_reach.py --size 50000 --queries 30
     python bench/seed_reach.py --size 50000 --queries 30 --walk 3
+    python bench/seed_reach.py --size 50000 --queries 10 --mark 3
 """
 
 from __future__ import annotations
@@ -41,6 +46,14 @@ YIELD nodeId, score
 WITH nodeId, score WHERE score > 0 AND nodeId IN $passages
 RETURN nodeId ORDER BY score DESC, nodeId LIMIT 10"""
 DROP = "CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName"
+MARK = """UNWIND $seeds AS x MATCH (p:Phrase) WHERE id(p) = x[0] WITH collect([p, x[1]]) AS sources
+CALL gds.pageRank.mutate($graph, {sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
+  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: 1, mutateProperty: $property})
+YIELD ranIterations RETURN ranIterations"""
+MARKED = """CALL gds.graph.nodeProperty.stream($graph, $property) YIELD propertyValue
+WITH propertyValue WHERE propertyValue > 0 RETURN count(*) AS marked"""
+UNMARK = """CALL gds.graph.nodeProperties.drop($graph, [$property], {failIfMissing: false}) YIELD propertiesRemoved
+RETURN propertiesRemoved"""
 
 
 def main() -> None:
@@ -50,6 +63,7 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--seed", type=int, default=0, help="the corpus seed of the scale run")
     p.add_argument("--walk", type=int, default=0, help="also walk the neighbourhood of this many steps")
+    p.add_argument("--mark", type=int, default=0, help="also mark the neighbourhood of this many steps on the projection")
     args = p.parse_args()
     with HippoRAG(namespace=f"bench-scale-{args.size}", encoder=TokenBagEncoder(), config=HippoConfig()) as memory:
         run = memory.driver.execute_query
@@ -57,7 +71,9 @@ def main() -> None:
         total = stats["passages"] + stats["phrases"]
         reach: dict[int, list[int]] = {k: [] for k in range(1, args.steps + 1)}
         walks = Steps("build_ms", "walk_ms", "whole_walk_ms", "top10_kept", "same_top10_order")
-        if args.walk:
+        marks = Steps("mark_ms", "whole_walk_mutate_ms")
+        marked_as_counted = 0
+        if args.walk or args.mark:
             whole = memory.server.projections.ensure(memory.namespace, "mentions").name
             passages = [r["n"] for r in run("MATCH (p:Passage {ns: $ns}) RETURN id(p) AS n", ns=memory.namespace,
                                              database_=memory.database).records]
@@ -77,6 +93,12 @@ def main() -> None:
                 sizes.append(len(seen))
                 if k == args.walk and sources:
                     walk_neighbourhood(memory, seen, sources, whole, settings, walks)
+                if k == args.mark and sources:
+                    marked_as_counted += mark_neighbourhood(memory, sources, whole, settings, k, marks) == len(seen)
+    if args.mark:
+        print(json.dumps({f"mark within {args.mark} steps": {k: round(v, 1) for k, v in marks.medians().items() if v is not None},
+                          "questions marked": len(marks.samples["mark_ms"]),
+                          "marked as many nodes as counted": marked_as_counted}, indent=2))
     if args.walk:
         print(json.dumps({f"walk within {args.walk} steps": {k: v for k, v in walks.medians().items() if v is not None},
                           "questions walked": len(walks.samples["walk_ms"])}, indent=2))
@@ -102,6 +124,26 @@ def walk_neighbourhood(memory: HippoRAG, nodes: set[int], sources: list[list[flo
         run(DROP, graph=name, database_=memory.database)
     walks.samples["top10_kept"].append(len(set(local) & set(full)))
     walks.samples["same_top10_order"].append(float(local == full))
+
+
+def mark_neighbourhood(memory: HippoRAG, sources: list[list[float]], whole: str, settings: dict[str, Any], steps: int,
+                       marks: Steps) -> int:
+    """Marks the nodes within ``steps`` steps of ``sources`` on ``whole`` (a walk stopped after ``steps`` + 1
+    iterations, in mutate mode), and runs the whole walk in the same mode, into ``marks``; returns how many nodes the
+    mark holds."""
+    run, db = memory.driver.execute_query, memory.database
+    walk = {k: settings[k] for k in ("damping", "maxIterations", "tolerance")}
+    prop = "bench_mark"
+    run(UNMARK, graph=whole, property=prop, database_=db)
+    try:
+        marks("mark_ms", lambda: run(MARK, graph=whole, seeds=sources, property=prop, database_=db,
+                                     **(walk | {"maxIterations": steps + 1, "tolerance": 0.0})))
+        marked = run(MARKED, graph=whole, property=prop, database_=db).records[0]["marked"]
+        run(UNMARK, graph=whole, property=prop, database_=db)
+        marks("whole_walk_mutate_ms", lambda: run(MARK, graph=whole, seeds=sources, property=prop, database_=db, **walk))
+    finally:
+        run(UNMARK, graph=whole, property=prop, database_=db)
+    return marked
 
 
 if __name__ == "__main__":
