@@ -37,6 +37,21 @@ def cypher(name: str) -> str:
     return (CYPHER_DIR / f"{name}.cypher").read_text(encoding="utf-8").strip().rstrip(";")
 
 
+# an embedding that a statement collects into its `embeddings` column: `collect(p.embedding) AS embeddings`, or
+# `collect(CASE WHEN $vectors THEN p.embedding END) AS embeddings`
+_COLLECTED_EMBEDDING = re.compile(r"\b(\w+)\.embedding(?=(?: END)?\) AS embeddings\b)")
+
+
+def packed_embeddings(text: str) -> str:
+    """A statement that collects embeddings (``cypher/passage_vectors.cypher``, ``passage_vectors_of``,
+    ``phrase_vectors``) in its form for a server that sends Cypher 25 VECTOR values: each embedding as a FLOAT32
+    vector, which the driver receives as four bytes a float (a list of floats arrives as one Python float
+    each, several times slower to read: docs/scale.md); other statements unchanged."""
+    if not _COLLECTED_EMBEDDING.search(text):
+        return text
+    return "CYPHER 25 " + _COLLECTED_EMBEDDING.sub(lambda m: f"vector({m[0]}, size({m[0]}), FLOAT32)", text)
+
+
 def cypher_statements(name: str) -> list[str]:
     """The statements of a multi-statement ``.cypher`` file, comments dropped, split on ';'."""
     text = (CYPHER_DIR / f"{name}.cypher").read_text(encoding="utf-8")

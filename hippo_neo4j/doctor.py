@@ -121,7 +121,8 @@ def diagnose(driver: Driver, database: str = "neo4j") -> dict[str, Any]:
                    "tested_line": line},
         "gds": {"version": caps.gds_version, "allowed": caps.gds_allowed, "weighted_sources": caps.weighted_sources,
                 "sys_info": caps.sys_info},
-        "vector": {"procedures": caps.vector_procedures, "search_clause": caps.search_clause},
+        "vector": {"procedures": caps.vector_procedures, "search_clause": caps.search_clause,
+                   "values": caps.vector_values},
         "settings": settings or None,
         "memory": {**heap, "heap_setting": settings.get("server.memory.heap.max_size"),
                    "pagecache_setting": settings.get("server.memory.pagecache.size"),
@@ -142,7 +143,8 @@ def render(report: dict[str, Any], uri: str) -> str:
         f"tested line: {s['tested_line'] or 'none'})",
         f"gds         {g['version'] or 'not installed'}: allowed {yes(g['allowed'])}, weighted sourceNodes "
         f"{yes(g['weighted_sources'])}, sysInfo {yes(g['sys_info'])}",
-        f"vector      db.index.vector procedures {yes(v['procedures'])}, SEARCH clause {yes(v['search_clause'])}",
+        f"vector      db.index.vector procedures {yes(v['procedures'])}, SEARCH clause {yes(v['search_clause'])}, "
+        f"VECTOR values {yes(v['values'])}",
         f"heap        {_mib(m['available_heap'])} free of {_mib(m['max_heap'])} (setting {m['heap_setting'] or '-'}); "
         f"page cache {m['pagecache_setting'] or '-'}",
     ]

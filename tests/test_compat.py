@@ -12,13 +12,16 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from neo4j.exceptions import ClientError
+from neo4j.vector import Vector
 
 from hippo_neo4j import HippoConfig
 from hippo_neo4j.cli import cli
 from hippo_neo4j.config import NEO4J_LINES, ServerSettings
 from hippo_neo4j.errors import ServerError
 from hippo_neo4j.extract.offline import OfflineExtractor
+from hippo_neo4j.db import cypher
 from hippo_neo4j.graph import projection, reset
+from hippo_neo4j.graph.passage_vectors import vector_rows
 from hippo_neo4j.graph.server import Server
 from hippo_neo4j.runtime import server
 
@@ -54,6 +57,33 @@ def test_the_probe_tells_what_the_server_does_and_is_asked_once_a_connection(dri
     heap = Server.of(driver, "neo4j").projections.server_heap()
     assert caps.sys_info and 0 < heap["available_heap"] <= heap["max_heap"]
     assert caps.vector_procedures
+    # a VECTOR value reaches the client where the server speaks Cypher 25 (Bolt 6 with this driver)
+    assert caps.vector_values is ("25" in caps.cypher_versions)
+
+
+def test_embeddings_read_in_bulk_are_the_same_packed_as_vectors_or_as_lists(driver, memory_factory, monkeypatch):
+    memory = memory_factory()
+    memory.index([P("a", "Ann met Bob.", ("Ann", "met", "Bob")), P("b", "Bob met Carl.", ("Bob", "met", "Carl"))])
+    server = Server.of(driver)
+    if not server.capabilities.vector_values:
+        assert all(server.statement(name) == cypher(name) for name in ("passage_vectors", "phrase_vectors"))
+        pytest.skip("this server sends no VECTOR values: every statement reads embeddings as lists, as tested elsewhere")
+    reads = {}
+    for packed in (True, False):
+        _assume(monkeypatch, driver, vector_values=packed)
+        assert server.statement("passage_vectors").startswith("CYPHER 25 ") is packed
+        assert server.statement("phrase_embeddings") == cypher("phrase_embeddings")  # one vector a row: unchanged
+        passages = memory.store.run("passage_vectors", vectors=True)[0]
+        assert len(passages["embeddings"]) == 2
+        assert all(isinstance(e, Vector) is packed for e in passages["embeddings"])
+        assert memory.store.run("passage_vectors", vectors=False)[0]["embeddings"] == []
+        reads[packed] = [vector_rows(passages["embeddings"]),
+                         vector_rows(memory.store.run("passage_vectors_of", nodes=passages["nodes"][1:])[0]["embeddings"]),
+                         vector_rows(memory.store.run("phrase_vectors", vectors=True)[0]["embeddings"])]
+    for got, want in zip(reads[True], reads[False]):
+        assert got.dtype == np.float32 and got.shape == want.shape and got.shape[1] == memory.encoder.dimension
+        assert np.array_equal(got, want)
+    assert reads[True][0].shape[0] == 2 and reads[True][1].shape[0] == 1 and reads[True][2].shape[0] >= 3
 
 
 def test_sums_of_unweighted_walks_rank_and_score_as_the_weighted_walk(driver, on_musique10, musique10, monkeypatch):

@@ -7,6 +7,8 @@ database) and kept there: the statement forms are chosen from these capabilities
 - ``sys_info``: ``gds.debug.sysInfo`` answers (the free heap the memory check compares a projection with);
   without it the check is skipped, with a one-line notice.
 - ``vector_procedures`` (``db.index.vector.queryNodes``) and ``search_clause`` (Cypher 25's ``SEARCH``).
+- ``vector_values``: a Cypher 25 ``VECTOR`` value reaches this client as one (Bolt 6): the statements that read
+  embeddings in bulk then send them packed, four bytes a float, not as lists of floats (``db.packed_embeddings``).
 - ``gds_allowed``: GDS procedures run (``dbms.security.procedures.unrestricted`` lets ``gds.*`` through).
 """
 
@@ -16,7 +18,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from neo4j import Driver
-from neo4j.exceptions import ClientError, CypherSyntaxError
+from neo4j.exceptions import ClientError, CypherSyntaxError, DriverError, Neo4jError
+from neo4j.vector import Vector
 
 from ..db import cypher
 
@@ -31,6 +34,7 @@ class Capabilities:
     sys_info: bool
     vector_procedures: bool
     search_clause: bool
+    vector_values: bool = False
     cypher_versions: list[str] = field(default_factory=list)
     problems: dict[str, str] = field(default_factory=dict)  # capability -> the server's own words, when it failed
 
@@ -73,6 +77,7 @@ def probe(driver: Driver, database: str = "neo4j") -> Capabilities:
         sys_info=info is not None,
         vector_procedures=bool(vector),
         search_clause=search_clause,
+        vector_values=_vector_values(driver, database),
         cypher_versions=list(cypher_row["versions"]) if cypher_row else ["5"],
         problems=problems,
     )
@@ -90,3 +95,13 @@ def _search_clause(driver: Driver, database: str) -> bool:
         return False
     except ClientError as exc:
         return "index" in str(exc).lower() and "cypher version" not in str(exc).lower()
+
+
+def _vector_values(driver: Driver, database: str) -> bool:
+    """Whether the server builds a Cypher 25 VECTOR value and this connection receives it as one (any failure,
+    the server's or the driver's, is a no: the statements then read lists, as on every server)."""
+    try:
+        found, _ = _answer(driver, database, "CYPHER 25 RETURN vector([1.0, 2.0], 2, FLOAT32) AS v")
+    except (Neo4jError, DriverError):
+        return False
+    return found is not None and len(found) == 1 and isinstance(found[0]["v"], Vector)

@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from neo4j.vector import Vector
 
 from ..config import env_number
 
@@ -42,6 +44,18 @@ if TYPE_CHECKING:
 
 def memory_limit_mb() -> float:
     return env_number("HIPPO_PASSAGE_VECTORS_MB", 1024.0, float)
+
+
+def vector_rows(values: Sequence[Any]) -> np.ndarray:
+    """Embeddings as a statement returned them, as one float32 matrix, a row each: lists of floats, or VECTOR values
+    (where the server sends them: ``db.packed_embeddings``), whose bytes are read in one piece. Every row has the
+    same dimension."""
+    if not len(values):
+        return np.zeros((0, 0), dtype=np.float32)
+    if isinstance(values[0], Vector):
+        packed = b"".join(v.raw(byteorder="little") for v in values)
+        return np.frombuffer(packed, dtype="<f4").reshape(len(values), -1).astype(np.float32)
+    return np.asarray(values, dtype=np.float32).reshape(len(values), -1)
 
 
 def unit_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -166,7 +180,7 @@ class PassageVectors:
         parallel lists, with embeddings) if any."""
         keep = keep or []
         new = fetched["embeddings"] if fetched is not None else []
-        rows = np.asarray(new, dtype=np.float32).reshape(len(new), -1) if len(new) else None
+        rows = vector_rows(new) if len(new) else None
         if rows is not None:  # unit rows, so that one product gives the cosines
             rows = unit_rows(rows)[0]
         blocks = ([self.matrix[keep]] if keep else []) + ([rows] if rows is not None else [])

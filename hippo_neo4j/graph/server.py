@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from neo4j import Driver
 
+from ..db import packed_embeddings
 from ..errors import ServerError
 from . import reset
 from .capabilities import Capabilities, probe
@@ -91,8 +92,10 @@ class Server:
 
     def statement(self, name: str) -> str:
         """``cypher/<name>.cypher`` in the form this server runs (a PPR walk's weighted sources where GDS takes
-        node ids only: :func:`~hippo_neo4j.graph.reset.statement`)."""
-        return reset.statement(name, self.capabilities.weighted_sources)
+        node ids only: :func:`~hippo_neo4j.graph.reset.statement`; embeddings read in bulk packed where the server
+        sends VECTOR values: :func:`~hippo_neo4j.db.packed_embeddings`)."""
+        text = reset.statement(name, self.capabilities.weighted_sources)
+        return packed_embeddings(text) if self.capabilities.vector_values else text
 
     def projection_statement(self, name: str, kind: str) -> str:
         """The projection statement ``cypher/<name>.cypher`` of ``kind`` in the form this server runs."""

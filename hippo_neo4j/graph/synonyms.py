@@ -23,7 +23,7 @@ import numpy as np
 from ..config import HippoConfig
 from ..db import cypher
 from ..text import alnum_count
-from .passage_vectors import memory_limit_mb, unit_rows
+from .passage_vectors import memory_limit_mb, unit_rows, vector_rows
 from .store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ class PhraseVectors:
         pairs = sorted(((t, v) for t, v in zip(texts, vectors) if v is not None), key=lambda pair: pair[0])
         if not pairs:
             return
-        rows, keep = unit_rows(np.asarray([v for _, v in pairs], dtype=np.float32))
+        rows, keep = unit_rows(vector_rows([v for _, v in pairs]))
         rows = rows[keep]
         pairs = [p for p, k in zip(pairs, keep) if k]
         if self.matrix.size == 0:
