@@ -39,17 +39,20 @@ CALL (a) {
   MATCH (a)-[:SYNONYM]-(b) RETURN b
 }
 RETURN collect(DISTINCT id(b)) AS reached"""
-WALK = """UNWIND $seeds AS x MATCH (p:Phrase) WHERE id(p) = x[0] WITH collect([p, x[1]]) AS sources
-CALL gds.pageRank.stream($graph, {sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
-  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: 1})
-YIELD nodeId, score
+def walk(mode: str, more: str, tail: str) -> str:
+    """The entity walk from ``$seeds`` ([node id, weight]) as ``gds.pageRank.<mode>`` with the settings ``more``
+    besides the library's, then ``tail``."""
+    return f"""UNWIND $seeds AS x MATCH (p:Phrase) WHERE id(p) = x[0] WITH collect([p, x[1]]) AS sources
+CALL gds.pageRank.{mode}($graph, {{sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
+  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: 1{more}}})
+{tail}"""
+
+
+WALK = walk("stream", "", """YIELD nodeId, score
 WITH nodeId, score WHERE score > 0 AND nodeId IN $passages
-RETURN nodeId ORDER BY score DESC, nodeId LIMIT 10"""
+RETURN nodeId ORDER BY score DESC, nodeId LIMIT 10""")
 DROP = "CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName"
-MARK = """UNWIND $seeds AS x MATCH (p:Phrase) WHERE id(p) = x[0] WITH collect([p, x[1]]) AS sources
-CALL gds.pageRank.mutate($graph, {sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
-  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: 1, mutateProperty: $property})
-YIELD ranIterations RETURN ranIterations"""
+MARK = walk("mutate", ", mutateProperty: $property", "YIELD ranIterations RETURN ranIterations")
 MARKED = """CALL gds.graph.nodeProperty.stream($graph, $property) YIELD propertyValue
 WITH propertyValue WHERE propertyValue > 0 RETURN count(*) AS marked"""
 UNMARK = """CALL gds.graph.nodeProperties.drop($graph, [$property], {failIfMissing: false}) YIELD propertiesRemoved

@@ -21,11 +21,11 @@ from common import Steps, parser
 from hippo_neo4j import HippoRAG
 from hippo_neo4j.graph.passage_vectors import PassageVectors, vector_rows
 
-READS = {"passage_vectors": "embeddings", "phrase_vectors": "embeddings"}
+READS = ("passage_vectors", "phrase_vectors")
 
 
-def read(memory: HippoRAG, name: str, column: str) -> np.ndarray:
-    return vector_rows(memory.store.run(name, vectors=True)[0][column])
+def read(memory: HippoRAG, name: str) -> np.ndarray:
+    return vector_rows(memory.store.run(name, vectors=True)[0]["embeddings"])
 
 
 def main() -> None:
@@ -39,16 +39,15 @@ def main() -> None:
         if not probed.vector_values:
             raise SystemExit(f"the server at {memory.connection.uri} sends no VECTOR values (Neo4j {probed.neo4j_version})")
         steps, last = Steps(), {}
-        graph = memory.server.projections.ensure(memory.namespace, "mentions")
-        dimension = len(memory.store.run("passage_vectors_of", nodes=memory.store.run(
-            "passage_vectors", vectors=False)[0]["nodes"][:1])[0]["embeddings"][0])
-        query = np.random.default_rng(0).standard_normal(dimension).astype(np.float32)
+        graph = server.projections.ensure(memory.namespace, "mentions")
         for _ in range(args.rounds):
             for packed in (False, True):
                 server._capabilities = dataclasses.replace(probed, vector_values=packed)
                 form = "packed" if packed else "lists"
-                for name, column in READS.items():
-                    last[(name, form)] = steps(f"{name} {form} ms", functools.partial(read, memory, name, column))
+                for name in READS:
+                    last[(name, form)] = steps(f"{name} {form} ms", functools.partial(read, memory, name))
+                dimension = last[("passage_vectors", form)].shape[1]
+                query = np.random.default_rng(0).standard_normal(dimension).astype(np.float32)  # the same each round
                 cache = PassageVectors(memory.store)
                 cache.cosines(query, graph)  # a client's first query: the server's cosines
                 last[("cosines", form)] = steps(f"second query's cosines {form} ms",

@@ -22,18 +22,18 @@ from common import Steps, parser
 from hippo_neo4j import HippoRAG
 
 SEEDS = "MATCH (p:Phrase {ns: $ns}) WITH p ORDER BY p.text SKIP $skip LIMIT $n RETURN collect(id(p)) AS ids"
-WALK = """MATCH (p:Phrase) WHERE id(p) IN $ids WITH collect([p, 1.0]) AS sources
-CALL gds.pageRank.stream($graph, {sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
-  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: $threads})
-YIELD nodeId, score RETURN nodeId, score ORDER BY nodeId"""
-STATS = """MATCH (p:Phrase) WHERE id(p) IN $ids WITH collect([p, 1.0]) AS sources
-CALL gds.pageRank.stats($graph, {sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
-  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: $threads})
-YIELD computeMillis, ranIterations RETURN computeMillis, ranIterations"""
-TOP = """MATCH (p:Phrase) WHERE id(p) IN $ids WITH collect([p, 1.0]) AS sources
-CALL gds.pageRank.stream($graph, {sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
-  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: $threads})
-YIELD nodeId, score WITH nodeId, score WHERE score > 0 RETURN nodeId, score ORDER BY score DESC, nodeId LIMIT 10"""
+def walk(mode: str, tail: str) -> str:
+    """The walk from ``$ids`` (weight 1 each) as ``gds.pageRank.<mode>``, then ``tail``."""
+    return f"""MATCH (p:Phrase) WHERE id(p) IN $ids WITH collect([p, 1.0]) AS sources
+CALL gds.pageRank.{mode}($graph, {{sourceNodes: sources, dampingFactor: $damping, relationshipWeightProperty: 'weight',
+  maxIterations: $maxIterations, tolerance: $tolerance, concurrency: $threads}})
+{tail}"""
+
+
+WALK = walk("stream", "YIELD nodeId, score RETURN nodeId, score ORDER BY nodeId")
+STATS = walk("stats", "YIELD computeMillis, ranIterations RETURN computeMillis, ranIterations")
+TOP = walk("stream", "YIELD nodeId, score WITH nodeId, score WHERE score > 0 "
+                     "RETURN nodeId, score ORDER BY score DESC, nodeId LIMIT 10")
 
 
 def main() -> None:

@@ -42,6 +42,7 @@ def cypher(name: str) -> str:
 _COLLECTED_EMBEDDING = re.compile(r"\b(\w+)\.embedding(?=(?: END)?\) AS embeddings\b)")
 
 
+@lru_cache(maxsize=None)  # Server.statement calls it for every statement a query runs
 def packed_embeddings(text: str) -> str:
     """A statement that collects embeddings (``cypher/passage_vectors.cypher``, ``passage_vectors_of``,
     ``phrase_vectors``) in its form for a server that sends Cypher 25 VECTOR values: each embedding as a FLOAT32

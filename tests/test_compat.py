@@ -17,9 +17,9 @@ from neo4j.vector import Vector
 from hippo_neo4j import HippoConfig
 from hippo_neo4j.cli import cli
 from hippo_neo4j.config import NEO4J_LINES, ServerSettings
+from hippo_neo4j.db import cypher
 from hippo_neo4j.errors import ServerError
 from hippo_neo4j.extract.offline import OfflineExtractor
-from hippo_neo4j.db import cypher
 from hippo_neo4j.graph import projection, reset
 from hippo_neo4j.graph.passage_vectors import vector_rows
 from hippo_neo4j.graph.server import Server
