@@ -120,6 +120,15 @@ def default_eval_sets(questions: int | None = None) -> list[tuple[str, str, int 
     return [(str(default_datasets_dir() / d), ns, questions or n) for d, ns, n in EVAL_SETS]
 
 
+def variants_main(doc: str, variants: dict[str, dict[str, Any]], label: str = "ranked") -> int:
+    """The command line of a benchmark of fixed ``variants`` (keyword arguments of ``ReferenceGraph.entity_ppr``)
+    on the evaluation sets (:func:`eval_set_options`), run by :func:`reference_variants`; ``doc``, its docstring."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    eval_set_options(parser)
+    args = parser.parse_args()
+    return reference_variants(lambda memory, graph: dict(variants), args.questions, label, eval_sets(parser, args))
+
+
 def reference_variants(make: Callable[[HippoRAG, Any], dict[str, dict[str, Any]]], questions: int | None,
                        label: str, sets: Sequence[tuple[str, str, int | None]] | None = None) -> int:
     """Variants of entity-ppr in the in-process reference on ``sets`` (dataset directory, namespace, questions, as

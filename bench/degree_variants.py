@@ -21,10 +21,9 @@ musique_train (offline extraction and the GPT-3.5 graph) and 2wikimultihopqa (of
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from common import eval_set_options, eval_sets, reference_variants
+from common import variants_main
 
 VARIANTS = {
     "the entity walk and the hop per mention": {"per_mention": frozenset({"entity", "hop"})},
@@ -41,10 +40,7 @@ VARIANTS = {
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    eval_set_options(parser)
-    args = parser.parse_args()
-    return reference_variants(lambda memory, graph: dict(VARIANTS), args.questions, "ranked", eval_sets(parser, args))
+    return variants_main(__doc__, VARIANTS)
 
 
 if __name__ == "__main__":

@@ -18,16 +18,14 @@
 // $window passages with the most mass as [node id, mass], most first (equal masses by node id).
 // Parameters: $sources, $damping, $only, $window.
 // one step: each phrase's mass from every source that names it (over (1 - d) d), and the passages (with their
-// mentions' weights) and synonyms it leads to, each phrase read once
+// mentions' weights) and synonyms it leads to, each phrase read once. A phrase that leads nowhere else (its source
+// alone names it, no synonym joins it) takes no part, as in the entity walk (the `path` weights of
+// cypher/project_mention_graph.cypher): a source passes its mass on along the entities it shares, each source's
+// degree the weights of those mentions.
 CALL () {
   UNWIND $sources AS x
-  MATCH (s:Passage) WHERE id(s) = toInteger(x[0])
-  WITH s, toFloat(x[1]) AS weight, reduce(t = 0.0, c IN [(s)<-[m:MENTIONED_IN]-(:Phrase) WHERE coalesce(m.named, true)
-                                                         | toFloat(coalesce(m.count, 1))] | t + c) AS degree
-  WHERE degree > 0  // (a concurrent delete can empty it)
-  WITH s, weight / degree AS perMention
-  MATCH (s)<-[m:MENTIONED_IN]-(b:Phrase) WHERE coalesce(m.named, true)
-  WITH b, sum(perMention * toFloat(coalesce(m.count, 1))) AS flow
+  MATCH (s:Passage)<-[m:MENTIONED_IN]-(b:Phrase) WHERE id(s) = toInteger(x[0]) AND coalesce(m.named, true)
+  WITH b, collect([id(s), toFloat(x[1]), toFloat(coalesce(m.count, 1))]) AS sent
   CALL (b) {
     MATCH (b)-[n:MENTIONED_IN]->(p:Passage) WHERE coalesce(n.named, true) AND ($only IS NULL OR id(p) IN $only)
     RETURN collect([p, toFloat(coalesce(n.count, 1))]) AS named
@@ -37,9 +35,18 @@ CALL () {
     WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
     RETURN collect([o, t.score]) AS synonyms
   }
-  WITH flow, named, synonyms, reduce(w = 0.0, y IN named + synonyms | w + y[1]) AS degree
-  WHERE degree > 0
-  RETURN collect({share: flow / degree, named: named, synonyms: synonyms}) AS phrases
+  WITH sent, named, synonyms WHERE size(named) > 1 OR size(synonyms) > 0
+  WITH collect({sent: sent, named: named, synonyms: synonyms}) AS leading
+  CALL (leading) {
+    UNWIND leading AS b
+    UNWIND b.sent AS x
+    WITH x[0] AS source, sum(x[2]) AS degree
+    RETURN collect([source, degree]) AS degrees
+  }
+  UNWIND leading AS b
+  WITH b, reduce(f = 0.0, x IN b.sent | f + x[1] * x[2] / [d IN degrees WHERE d[0] = x[0]][0][1]) AS flow,
+       reduce(w = 0.0, y IN b.named + b.synonyms | w + y[1]) AS degree
+  RETURN collect({share: flow / degree, named: b.named, synonyms: b.synonyms}) AS phrases
 }
 // no step: each source's own starting mass; two: the passages each phrase names; three: those its synonyms name
 CALL (phrases) {

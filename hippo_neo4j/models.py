@@ -264,7 +264,7 @@ class RetrievedPassage(BaseModel):
                     "walk or dense ranks it high; 'walk', 'entity', 'dense': that signal alone ranks it high), "
                     "`evidence` (each kind's -log10 "
                     "chance; `score` is the largest), `dense_rank`, `entity_walk_rank`, `walk_rank`, `hop_rank` (None: "
-                    "not ranked; passages a signal scores alike share the last place they hold), `entity_share` (the part of its walk mass that came from the question's phrases) and, "
+                    "not ranked; passages a signal scores alike share the last place they hold) and, "
                     "for a 'hop' passage, `via`: the agreed passage and the phrase the hop reached it through (`self`: the "
                     "passage is agreed itself and the hop leads back to it)",
     )

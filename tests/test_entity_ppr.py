@@ -377,8 +377,8 @@ def test_the_papers_path_finding_case_offline(memory_factory):
 
 
 @pytest.mark.xfail(strict=True, reason="since the second hop weighs each mention by its count, Robert Malenka's "
-                   "passage is 6th, 0.01 below the 5th (docs/design.md, 'The second hop follows each mention as often "
-                   "as the passage makes it')")
+                   "passage is 6th, 0.03 below the 5th (docs/design.md, 'The second hop follows each mention as often "
+                   "as the passage makes it', and docs/results.md, 'The small corpora')")
 def test_both_professors_of_the_path_finding_case_are_in_the_top_5(memory_factory):
     """The case study: both gold professors in entity-ppr's top 5 (a target of the mode that does not hold now)."""
     memory, question, gold, titles = path_finding_case(memory_factory)
@@ -409,8 +409,8 @@ def test_scores_follow_the_order_and_each_passage_says_which_evidence_placed_it(
         entity = s["entity_walk_rank"] or m  # a passage the entity walk does not reach: its last
         assert s["evidence"]["agreement"] == pytest.approx(-np.log10(chance(s["dense_rank"] / m, entity / m)))
         if s["placed"] == "agreement":
-            assert 0 < s["entity_share"] <= 1
-    assert {"walk", "dense"} <= kinds  # Lane's passages: the walk's top; the distractors: dense's
+            assert s["entity_walk_rank"] is not None and s["dense_rank"] is not None
+    assert {"entity", "dense"} <= kinds  # Lane's passages: the entity walk's top; the distractors: dense's
     # the six distractors are alike to the entity walk from Lane (each a name beside the Alzheimer's or the Stanford
     # phrase that one of his passages names): one mass, so one rank, the last place they hold, not 4 to 9 by id
     alike = [p.signals["entity_walk_rank"] for p in result.passages if not p.id.startswith("lane")]
@@ -431,8 +431,10 @@ RIVERS = [P(f"river-{i}", f"The river Vel{i} flows into lake Mor{i}.", (f"Vel{i}
 
 def test_the_demo_question_ranks_alike_in_either_casing_and_finds_both_gold_passages(memory_factory):
     """`make demo`'s first question, on its 10 passages, as written and in lower case: the same ranking, the same
-    scores; the passage that names Stanford and Maria Okafor first, the one where she studies Alzheimer's disease in
-    the top 5 (in ten passages no rank is strong evidence: a signal's first is a chance of one in ten)."""
+    scores; both gold passages in the top 3, the one where Maria Okafor studies Alzheimer's disease first: the entity
+    walk ranks it first, since the passages about the other Alzheimer's researchers no longer keep their mass through
+    the names only they hold (in ten passages no rank is strong evidence: a signal's first is a chance of one in
+    ten)."""
     from importlib import resources
     import json
 
@@ -442,7 +444,8 @@ def test_the_demo_question_ranks_alike_in_either_casing_and_finds_both_gold_pass
     memory.index(corpus)
     written, lower = (memory.query(text, top_k=5) for text in (question["question"], question["question"].lower()))
     assert [(p.id, p.score) for p in written.passages] == [(p.id, p.score) for p in lower.passages]
-    assert written.passages[0].id == "okafor-career" and set(question["gold"]) <= {p.id for p in written.passages}
+    assert written.passages[0].id == "okafor-research" and set(question["gold"]) <= {p.id for p in written.passages[:3]}
+    assert written.passages[0].signals["entity_walk_rank"] == 1
     assert {link.phrase for link in written.linked} == {"stanford university", "alzheimer s disease"}
 
 
@@ -550,6 +553,39 @@ def test_the_second_hop_walks_three_steps_from_its_sources(memory_factory):
     assert {p for p, m in zip(ref.passages, full) if m > 0} == {"ash", "birch", "cedar", "dogwood"}
 
 
+# Two passages that name Ada Vale: one with two names of its own (Tin Lake, Koru Press: no other passage, no
+# synonym), one whose other name (Olin Frey) leads on to a third passage.
+OWN_NAMES = [
+    P("vale-own", "Ada Vale studied at Tin Lake and founded Koru Press.",
+      ("Ada Vale", "studied at", "Tin Lake"), ("Ada Vale", "founded", "Koru Press")),
+    P("vale-frey", "Ada Vale married Olin Frey.", ("Ada Vale", "married", "Olin Frey")),
+    P("frey", "Olin Frey built boats.", ("Olin Frey", "built", "boats")),
+]
+
+
+def test_the_entity_walk_passes_a_passage_mass_on_along_the_entities_it_shares(memory_factory):
+    """From Ada Vale, the passage that names two things of its own does not keep its mass through them (each would
+    hand its mass back to that passage alone, so a walk over every mention ranks it first): the entity walk passes
+    a passage's mass on along the entities it shares, and ranks the passage that leads on to Olin Frey first. A
+    question that names one of those own names still seeds its passage."""
+    from hippo_neo4j.evaluation.reference import walk
+
+    memory = memory_factory()
+    memory.index(named(OWN_NAMES))
+    ranks = {p.id: p.signals["entity_walk_rank"] for p in memory.query("Who is Ada Vale?", top_k=3,
+                                                                        entities=["Ada Vale"]).passages}
+    assert ranks["vale-frey"] < ranks["vale-own"]
+    ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace, hipporag2=True)
+    n, reset = len(ref.phrases), np.zeros(len(ref.phrases) + len(ref.passages))
+    reset[ref.phrase_index["ada vale"]] = 1.0
+    every = dict(zip(ref.passages, walk(ref.mention_transition_t, reset, memory.config.damping, 1e-12, 200)[n:]))
+    paths = dict(zip(ref.passages, walk(ref.entity_transition_t, reset, memory.config.damping, 1e-12, 200)[n:]))
+    # a walk over every mention ranks them the other way
+    assert every["vale-own"] > every["vale-frey"] and paths["vale-frey"] > paths["vale-own"]
+    own = memory.query("What did Ada Vale found?", top_k=3, entities=["Koru Press"]).passages
+    assert own[0].id == "vale-own" and own[0].signals["entity_walk_rank"] == 1
+
+
 # A film, its director's own article (three facts about her) and another film that names her once.
 FILM_HOP = [
     P("film", "Grey Harbour is a 1998 drama directed by Ilse Marek.", ("Grey Harbour", "directed by", "Ilse Marek")),
@@ -574,7 +610,7 @@ def test_the_second_hop_follows_each_mention_as_often_as_the_passage_makes_it(me
                                              ns=memory.namespace)}
     hop = EntityPPRRetriever._hop(retriever, {"film": 1.0}, passages,
                                   lambda params: memory.store.run("entity_ppr_hop", **params), memory.config)
-    assert hop.ids == ["film", "marek", "other"] and hop.score["marek"] == pytest.approx(2 * hop.score["other"])
+    assert hop.ids == ["marek", "film", "other"] and hop.score["marek"] == pytest.approx(2 * hop.score["other"])
     d = memory.config.damping
     ref = ReferenceGraph.load(memory.driver, memory.database, memory.namespace, hipporag2=True)
     n = len(ref.phrases)

@@ -79,8 +79,7 @@ def placed_by(signals: dict[str, Any]) -> str:
         line += (f"; the hop returns to it (agreed itself) through {via['phrase']}" if via.get("self") else
                  f"; reached from {via['passage']} through {via['phrase']}") + (
             f" (a synonym of {via['synonym_of']})" if via.get("synonym_of") else "")
-    share = signals.get("entity_share")
-    return line + (f"; {100 * share:.0f} % of its walk mass from the question's phrases" if share is not None else "")
+    return line
 
 
 # the operator is the whole run of operator characters after the key, so that `<>`, `==` or `=>` is refused as

@@ -14,6 +14,7 @@ biases as given) and passages rank by their own PPR mass.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -41,7 +42,13 @@ class ReferenceGraph:
     # hipporag2 only (load(..., hipporag2=True))
     full_transition_t: sp.csr_matrix | None = None  # (phrases + passages)^2, passages after the phrases
     mention_transition_t: sp.csr_matrix | None = None  # the same nodes, named MENTIONED_IN edges only (entity-ppr)
-    hop_transition_t: sp.csr_matrix | None = None  # the same, each named mention weighted by its count (the second hop)
+    # the same, where a passage steps only into the phrases that lead somewhere else (the entity walk)
+    entity_transition_t: sp.csr_matrix | None = None
+    hop_transition_t: sp.csr_matrix | None = None  # those, each named mention weighted by its count (the second hop)
+    leads: np.ndarray | None = None  # the phrases that lead somewhere else (another passage, a synonym)
+    # T^T of the mention graph, each mention once or by its count (``counted``), where a passage steps only into the
+    # phrases of the mask ``leads`` (None: into every one)
+    path_transition: Callable[[bool, np.ndarray | None], sp.csr_matrix] | None = None
     # a passage's named mentions there (its degree), of every phrase ("all") or of those with another neighbour ("shared")
     mention_counts: dict[str, np.ndarray] = field(default_factory=dict)
     facts: list[tuple[str, str, str]] = field(default_factory=list)
@@ -116,20 +123,28 @@ class ReferenceGraph:
         pindex = {p: i for i, p in enumerate(self.passages)}
         where = ([self.phrase_index[r["a"]] for r in named], [pindex[r["p"]] for r in named])
 
-        def transition(weights: list[float]) -> tuple[sp.csr_matrix, sp.csr_matrix, np.ndarray]:
+        def transition(weights: list[float],
+                       leads: np.ndarray | None = None) -> tuple[sp.csr_matrix, sp.csr_matrix, np.ndarray]:
             """The mention graph's T^T with these weights on the named mentions (synonyms their score), its
-            phrase-passage links and each node's weighted degree."""
+            phrase-passage links and each node's weighted degree; with ``leads`` (a phrase mask), a passage steps
+            into those phrases only (the limit of the `path` weights of cypher/project_mention_graph.cypher)."""
             links = sp.csr_matrix((weights, where), shape=(len(self.phrases), len(self.passages)))
-            both = sp.bmat([[synonym, links], [links.T, None]], format="csr")
+            back = links if leads is None else sp.diags(leads.astype(np.float64)) @ links
+            both = sp.bmat([[synonym, links], [back.T, None]], format="csr")
             both = sp.csr_matrix(both, shape=(len(self.phrases) + len(self.passages),) * 2)
             out = np.asarray(both.sum(axis=1)).ravel()
             inv = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
             return (sp.diags(inv) @ both).T.tocsr(), both, out
 
-        self.mention_transition_t, both, out = transition([1.0] * len(named))  # the walks: each mention once
-        self.hop_transition_t = transition([r["c"] for r in named])[0]  # the hop: as often as it is made
+        self.mention_transition_t, both, out = transition([1.0] * len(named))  # the walk: each mention once
         links = both[: len(self.phrases), len(self.phrases):]
         shared = np.asarray((both[: len(self.phrases)] > 0).sum(axis=1)).ravel() >= 2  # it leads somewhere else too
+        counts = [r["c"] for r in named]
+        self.leads = shared
+        self.path_transition = lambda counted, leads: transition(counts if counted else [1.0] * len(named), leads)[0]
+        # the entity walk and the hop step only into the phrases that lead somewhere else
+        self.entity_transition_t = self.path_transition(False, shared)
+        self.hop_transition_t = self.path_transition(True, shared)  # the hop: each mention as often as it is made
         self.mention_counts = {"all": out[len(self.phrases):], "shared": np.asarray(links[shared].sum(axis=0)).ravel()}
         facts = driver.execute_query(
             "MATCH (f:Fact {ns: $ns}) WHERE f.embedding IS NOT NULL "
@@ -218,6 +233,8 @@ class ReferenceGraph:
         mentions: str = "all",
         mention_power: float = 1.0,
         no_returns: frozenset[str] = frozenset(),
+        paths: frozenset[str] = frozenset({"entity", "hop"}),
+        seed_mentions: bool = False,
     ) -> dict:
         """entity-ppr (hippo_neo4j/retrieve/entity_ppr.py): ``seeds`` (phrase -> weight, the links' weights) scaled
         to sum ``entity_share``; passages above the mean cosine seeded by their z-score, scaled to sum the rest (all
@@ -232,7 +249,10 @@ class ReferenceGraph:
         named mentions (``mentions``: "all", or "shared", those of phrases with another neighbour), its degree in the
         mention graph, to the power ``mention_power``, instead of by its mass; ``no_returns``: those that rank it by
         its mass less what it gets back through the phrases only it names, a share d² of what it sends them
-        (bench/degree_variants.py; none: the mode)."""
+        (bench/degree_variants.py; none: the mode). ``paths``: the signals among "walk", "entity" and "hop" whose walks
+        step from a passage only into the phrases that lead somewhere else (the mode: the entity walk and the hop),
+        the others into every phrase it names; ``seed_mentions``: those walks also step into the question's phrases
+        (bench/path_variants.py)."""
         assert self.mention_transition_t is not None, "load(..., hipporag2=True)"
         q = query / np.linalg.norm(query)
         n, m = len(self.phrases), len(self.passages)
@@ -248,7 +268,16 @@ class ReferenceGraph:
             z[np.argsort(-z, kind="stable")[passage_seeds:]] = 0.0
         if sd > 0 and z.sum() > 0:
             reset[n:] = (1.0 - entity_share if raw else 1.0) * z / z.sum()
-        full = walk(self.mention_transition_t, reset, damping, tol, max_iter)
+        assert self.path_transition is not None and self.leads is not None
+        leads = self.leads.copy()
+        if seed_mentions:
+            leads[[self.phrase_index[t] for t in raw]] = True
+        transitions = {(signal, counted): self.path_transition(counted, leads if signal in paths else None)
+                       for signal, counted in (("walk", False), ("entity", False), ("hop", True))} \
+            if seed_mentions or paths != {"entity", "hop"} else {
+                ("walk", False): self.mention_transition_t, ("entity", False): self.entity_transition_t,
+                ("hop", True): self.hop_transition_t}
+        full = walk(transitions["walk", False], reset, damping, tol, max_iter)
 
         count = np.maximum(self.mention_counts[mentions], 1.0)
         every = self.mention_counts["all"]
@@ -276,26 +305,30 @@ class ReferenceGraph:
         if raw and agreement:
             entity_reset = np.zeros_like(reset)
             entity_reset[:n] = reset[:n]
-            by_entity = ranking(walk(self.mention_transition_t, entity_reset, damping, tol, max_iter), signal="entity")
+            by_entity = ranking(walk(transitions["entity", False], entity_reset, damping, tol, max_iter), signal="entity")
             sources = hop_sources(agreement_chances(int(usable.sum()), by_dense, by_entity)) if hop else {}
             if sources:
-                by_hop = ranking(*(hop_masses or ReferenceGraph.hop_masses)(self, q, sources, damping), signal="hop")
+                by_hop = ranking(*(hop_masses or functools.partial(ReferenceGraph.hop_masses, transition=transitions[
+                    "hop", True]))(self, q, sources, damping), signal="hop")
         found = evidence(int(usable.sum()), by_dense, by_walk, by_entity, by_hop)
         ranked = found.order()[:top_k]
         return {"passages": [(pid, found.score(pid)) for pid in ranked], "placed": {pid: found.placed[pid] for pid in ranked},
                 "sources": sources, "phrase_seeds": {self.phrases[i]: float(reset[i]) for i in range(n) if reset[i] > 0}}
 
-    def hop_masses(self, query: np.ndarray, sources: dict[str, float], damping: float) -> tuple[np.ndarray, np.ndarray]:
+    def hop_masses(self, query: np.ndarray, sources: dict[str, float], damping: float,
+                   transition: sp.csr_matrix | None = None) -> tuple[np.ndarray, np.ndarray]:
         """entity-ppr's second hop: the masses of a walk of ``HOP_STEPS`` steps from ``sources`` (passage id ->
         weight) over the mention graph (phrases, then passages), each named mention weighted by its count (how often
         the passage makes it: ``hop_transition_t``), and each passage's own starting mass, (1 - d) x its weight,
-        which its ranking takes out (``query``, the unit query vector, is for variants that read it)."""
+        which its ranking takes out (``query``, the unit query vector, is for variants that read it; ``transition``:
+        another graph's T^T)."""
         assert self.hop_transition_t is not None, "load(..., hipporag2=True)"
         n, index = len(self.phrases), {p: i for i, p in enumerate(self.passages)}
         reset = np.zeros(n + len(self.passages))
         for pid, w in sources.items():
             reset[n + index[pid]] = w
-        return short_walk(self.hop_transition_t, reset, damping, HOP_STEPS), (1 - damping) * reset[n:]
+        t = self.hop_transition_t if transition is None else transition
+        return short_walk(t, reset, damping, HOP_STEPS), (1 - damping) * reset[n:]
 
     def ppr(self, seeds: dict[str, float], damping: float, tol: float = 1e-13, max_iter: int = 1000) -> np.ndarray:
         reset = np.zeros(len(self.phrases))

@@ -69,6 +69,9 @@ SHAPES = {
     "passage": (("phrase", "passage"), ("RELATION", "SYNONYM", "MENTIONED_IN")),
     "mentions": (("phrase", "passage"), ("MENTIONED_IN", "SYNONYM")),
 }
+# Each kind's relationship properties: every kind's weight, and the mention graph's path weight (the entity walk's,
+# cypher/project_mention_graph.cypher).
+PROPERTIES = {"phrase": ("weight",), "passage": ("weight",), "mentions": ("weight", "path")}
 # A filter's projections (the graph its passages induce) are kept while they hold at most HIPPO_FILTER_HEAP_SHARE
 # (FILTER_HEAP_SHARE) of the server's heap (FILTER_BYTES where the server does not say); beyond it the least
 # recently used is dropped from the catalogue: however small the graph, GDS gives a projection about 9 MiB (29 MiB
@@ -487,13 +490,15 @@ class Projections:
         database's count store), or, for a graph with the passages' feeders, for the namespace's counts."""
         if self.server.capabilities.weighted_sources or kind == "phrase":
             labels, (node_kinds, types) = namespace_labels(ns), SHAPES[kind]
-            weighted = {"orientation": "UNDIRECTED", "properties": {"weight": {"property": "weight", "defaultValue": 1.0}}}
+            weighted = {"orientation": "UNDIRECTED",
+                        "properties": {p: {"property": "weight", "defaultValue": 1.0} for p in PROPERTIES[kind]}}
             rec = self._run(cypher("graph_estimate"), nodes=[labels[k] for k in node_kinds],
                             relationships={t: weighted for t in types})[0]
             return {"nodes": rec["nodes"], "relationships": rec["relationships"], "bytes_min": rec["bytesMin"],
                     "bytes_max": rec["bytesMax"]}
         nodes, relationships = self.size(ns, kind)
-        rec = self._run(cypher("projection_estimate"), nodes=nodes, relationships=relationships)[0]
+        rec = self._run(cypher("projection_estimate"), nodes=nodes, relationships=relationships,
+                        properties=list(PROPERTIES[kind]))[0]
         return {"nodes": nodes, "relationships": relationships, "bytes_min": rec["bytesMin"], "bytes_max": rec["bytesMax"]}
 
     def server_heap(self) -> dict[str, int | None]:

@@ -25,12 +25,14 @@ TOLERANCE = re.compile(r"tolerance: (?P<tolerance>[^,}]+?)\s*(?:,\s*|$)", re.S)
 FEEDERS = 36  # feeder nodes per passage (cypher/passage_feeders.cypher)
 
 # A projection statement of a graph that holds passages, as cypher/project_*_graph.cypher write it: its rows
-# from one subquery, every relationship undirected. In its fed form its own relationships are LINK (undirected)
-# and the feeders' FEEDS (directed); one LINK between two virtual nodes that nothing seeds or reaches keeps the
+# from one subquery, every relationship undirected, its properties (weight, and any other) each a column of the
+# rows. In its fed form its own relationships are LINK (undirected) and the feeders' FEEDS (directed), each of a
+# feeder's properties its weight; one LINK between two virtual nodes that nothing seeds or reaches keeps the
 # type in a graph that has no relationship of its own (GDS refuses an undirected type it did not project).
 PROJECTION = re.compile(
     r"^CALL \(\) \{\n(?P<rows>.*?)\n\}\nWITH gds\.graph\.project\(\n  \$graph, s, t,\n"
-    r"  \{relationshipProperties: CASE WHEN t IS NULL THEN null ELSE \{weight: (?P<weight>\w+)\} END\},\n"
+    r"  \{relationshipProperties: CASE WHEN t IS NULL THEN null ELSE "
+    r"\{(?P<properties>weight: \w+(?:, \w+: \w+)*)\} END\},\n"
     r"  \{undirectedRelationshipTypes: \['\*'\](?P<settings>[^}\n]*)\}\n\) AS g",
     re.S | re.M,
 )
@@ -38,15 +40,15 @@ FED = """CALL () {
   CALL () {
 ROWS
   }
-  RETURN s, t, WEIGHT AS weight, 'LINK' AS type
+  RETURN s, t, COLUMNS, 'LINK' AS type
   UNION ALL
 FEEDERS
   UNION ALL
-  RETURN 4503599627370496 AS s, 4503599627370497 AS t, 1.0 AS weight, 'LINK' AS type
+  RETURN 4503599627370496 AS s, 4503599627370497 AS t, ONES, 'LINK' AS type
 }
 WITH gds.graph.project(
   $graph, s, t,
-  {relationshipType: type, relationshipProperties: CASE WHEN t IS NULL THEN null ELSE {weight: weight} END},
+  {relationshipType: type, relationshipProperties: CASE WHEN t IS NULL THEN null ELSE {PROPERTIES} END},
   {undirectedRelationshipTypes: ['LINK']SETTINGS}
 ) AS g"""
 
@@ -57,8 +59,17 @@ def fed_projection(name: str) -> str:
     (``cypher/passage_feeders.cypher``) beside its own rows, which stay undirected."""
     text = cypher(name)
     feeders = "\n".join("  " + line for line in cypher("passage_feeders").splitlines() if not line.startswith("//"))
-    fed, done = PROJECTION.subn(lambda m: FED.replace("ROWS", m.group("rows")).replace("WEIGHT", m.group("weight"))
-                                .replace("FEEDERS", feeders).replace("SETTINGS", m.group("settings")), text)
+
+    def fed_form(m: re.Match[str]) -> str:
+        properties = [p.split(": ") for p in m.group("properties").split(", ")]  # [name, column]
+        names = [n for n, _ in properties]
+        own = ", ".join(f"{column} AS {n}" for n, column in properties)
+        fed_feeders = feeders.replace("edge[1] AS weight,", ", ".join(f"edge[1] AS {n}" for n in names) + ",")
+        return (FED.replace("ROWS", m.group("rows")).replace("COLUMNS", own).replace("FEEDERS", fed_feeders)
+                .replace("ONES", ", ".join(f"1.0 AS {n}" for n in names))
+                .replace("PROPERTIES", ", ".join(f"{n}: {n}" for n in names)).replace("SETTINGS", m.group("settings")))
+
+    fed, done = PROJECTION.subn(fed_form, text)
     if done != 1:
         raise ValueError(f"cypher/{name}.cypher is not in the form reset.py gives feeders")
     return fed

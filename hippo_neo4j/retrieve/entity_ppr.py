@@ -7,16 +7,19 @@ The signals, each a ranking of the namespace's passages:
 - **the entity walk** (``cypher/entity_walk.cypher``): a Personalized PageRank over the mention graph (phrases and
   passages; MENTIONED_IN links a passage to every entity it names, SYNONYM joins the surface forms of one name) from
   the phrases the question names alone (:func:`~hippo_neo4j.retrieve.linking.link_question`: node specificity
-  times link confidence), damping 0.5, the paper's;
+  times link confidence), damping 0.5, the paper's, along the paths between passages: a passage passes its mass on
+  along the entities it shares, not into a phrase it alone names (no other passage, no synonym), which would only
+  hand it back, so that a passage that names many things of its own does not keep its mass through them;
 - **the walk** (``cypher/entity_ppr_passages.cypher``, run at the same time): one PPR from those phrases and from
   every passage more similar to the query than the namespace's average (by its z-score), sharing the reset mass
   λ : 1 − λ (``entity_share``, ½);
 - **the second hop** (``cypher/entity_ppr_hop.cypher``): a walk of :data:`HOP_STEPS` steps from the passages dense
   and the entity walk agree on, each weighted by that agreement: where that first hop of the answer leads (the
-  passages that share an entity with it, or a synonym of one). It follows each mention as often as the passage
-  makes it (``MENTIONED_IN.count``: the facts that name the entity, plus one), so it leaves a passage by what the
-  passage says most about and reaches first the passages that say most about that entity: a film's director's own
-  article before the films that name the director once. Its paths are summed where they are, not walked over the
+  passages that share an entity with it, or a synonym of one), stepping, as the entity walk does, only into the
+  phrases that lead somewhere else. It follows each mention as often as the passage makes it
+  (``MENTIONED_IN.count``: the facts that name the entity, plus one), so it leaves a passage by what the passage
+  says most about and reaches first the passages that say most about that entity: a film's director's own article
+  before the films that name the director once. Its paths are summed where they are, not walked over the
   whole projection, at a cost that follows the sources' entities and the passages they name.
 
 Each signal ranks the passages it reaches (those among the :data:`WINDOW` nodes a walk gives the most mass, the
@@ -37,8 +40,7 @@ compares with another's: two signals that put a passage in their top ten of 2,00
 puts it first, and in a namespace of ten passages no evidence is strong. No cut decides which passages place:
 dense's top three confirmed by the entity walk's top ten, as a rule once had it, is what the product of the two ranks
 says continuously. With no phrase seed the walk and dense alone rank. Each passage says which evidence placed it, its
-rank in every signal, the share of its walk mass that came from the question's phrases, and a second-hop passage the
-passage and phrase the hop reached it through (``RetrievedPassage.signals``).
+rank in every signal, and a second-hop passage the passage and phrase the hop reached it through (``RetrievedPassage.signals``).
 """
 
 from __future__ import annotations
@@ -388,7 +390,6 @@ class EntityPPRRetriever(Retriever):
                                  hopIds=hop_ids, sources=record["sources"] if hop_ids else {}, damping=config.damping,
                                  only=query.restriction()["only"]) if order else []
         via = {r["id"]: r["via"] for r in details}
-        entity_mass = passage_masses(record["entityWindow"], passages)
         out: list[RetrievedPassage] = []
         for p in to_passages([dict(r.items()) | {"score": found.score(r["id"])} for r in details]):
             pid = p.id
@@ -400,8 +401,6 @@ class EntityPPRRetriever(Retriever):
                 "entity_walk_rank": found.ranks.get("entity", {}).get(pid),
                 "walk_rank": found.ranks["walk"].get(pid),
                 "hop_rank": found.ranks.get("hop", {}).get(pid),
-                "entity_share": (entity_mass[pid] / walk_mass[pid] if pid in entity_mass and walk_mass.get(pid, 0) > 0
-                                 else None),
                 "via": via.get(pid),
             }
             out.append(p)
