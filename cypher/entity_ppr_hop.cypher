@@ -37,15 +37,19 @@ CALL () {
   }
   WITH sent, named, synonyms WHERE size(named) > 1 OR size(synonyms) > 0
   WITH collect({sent: sent, named: named, synonyms: synonyms}) AS leading
+  // each source's degree (its mentions of those phrases), grouped once, then each phrase's flow: what every source
+  // that names it sends it, its weight times the mention's share of that degree
   CALL (leading) {
-    UNWIND leading AS b
-    UNWIND b.sent AS x
-    WITH x[0] AS source, sum(x[2]) AS degree
-    RETURN collect([source, degree]) AS degrees
+    UNWIND range(0, size(leading) - 1) AS i
+    UNWIND leading[i].sent AS x
+    WITH x[0] AS source, collect([i, x[1] * x[2]]) AS parts, sum(x[2]) AS degree
+    UNWIND parts AS part
+    WITH part[0] AS i, sum(part[1] / degree) AS flow
+    RETURN collect([i, flow]) AS flows
   }
-  UNWIND leading AS b
-  WITH b, reduce(f = 0.0, x IN b.sent | f + x[1] * x[2] / [d IN degrees WHERE d[0] = x[0]][0][1]) AS flow,
-       reduce(w = 0.0, y IN b.named + b.synonyms | w + y[1]) AS degree
+  UNWIND flows AS f
+  WITH leading[f[0]] AS b, f[1] AS flow
+  WITH b, flow, reduce(w = 0.0, y IN b.named + b.synonyms | w + y[1]) AS degree
   RETURN collect({share: flow / degree, named: b.named, synonyms: b.synonyms}) AS phrases
 }
 // no step: each source's own starting mass; two: the passages each phrase names; three: those its synonyms name
