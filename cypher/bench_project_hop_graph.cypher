@@ -2,8 +2,8 @@
 // (cypher/entity_ppr_hop.cypher), projected into GDS so that cypher/bench_hop_pagerank.cypher runs the same hop as
 // GDS's PageRank: every Phrase and Passage node, the MENTIONED_IN edges of the entities each passage names, each
 // weighted by its count (how often the passage makes the mention), times 1e-9 for a phrase that leads nowhere else
-// (the limit in which the hop steps only into the phrases that lead somewhere: cypher/project_mention_graph.cypher's
-// `path` weights), and the SYNONYM edges, their score, all undirected. The walks' own projection weighs every
+// (cypher/project_mention_graph.cypher's `path` weights: a passage steps into such phrases next to not at all, or,
+// naming no other, into them alike), and the SYNONYM edges, their score, all undirected. The walks' own projection weighs every
 // mention 1.0. Parameters: $graph (name), $ns (namespace).
 CALL () {
   MATCH (s:Phrase {ns: $ns})

@@ -8,9 +8,10 @@
 //   - `via`, for the passages of $hopIds: the source of the second hop ($sources: passage id -> weight) and the
 //     phrase of the passage the hop reached it through (`phrase`: one both name, or a synonym of one the source
 //     names, `synonym_of`): of every such path, the one that carried the most mass in the hop's walk (the source's
-//     weight times each step's share of the node's weighted degree, a named mention weighing its count, through the
-//     phrases that lead somewhere else, as in cypher/entity_ppr_hop.cypher; null for the other passages). The source can be the passage itself (`self`): an
-//     agreed passage to which the hop leads back through its own entities.
+//     weight times each step's share of the node's weighted degree, a named mention weighing its count, one of a
+//     phrase that leads nowhere else 1e-9 times that, as in cypher/entity_ppr_hop.cypher; null for the other
+//     passages). The source can be the passage itself (`self`): an agreed passage to which the hop leads back through
+//     its own entities.
 // `topPhrases`: $phrases ([node id, mass], the 10 with the most mass) with their text. Degrees count the mention graph the walk ran on: with a
 // filter ($only: the node ids of its passages), the graph its passages induce; a degree of 0 (read as a concurrent
 // delete removed a node's mentions: Cypher raises on an integer division by zero) counts as 1. Parameters: $ns, $ids, $phrases,
@@ -38,10 +39,12 @@ CALL () {
   WITH p, bridge, arriving, bridgeSynonyms + reduce(t = 0.0, c IN bridgeCounts | t + c) AS bridgeDegree,
        bridgeSynonyms > 0 OR size(bridgeCounts) > 1 AS bridgeLeads
   CALL (bridge, bridgeLeads) {
-    // the sources that name the bridge (`named`; one that leads somewhere else, as the hop steps) or a synonym of it
+    // the sources that name the bridge (`named`; one that leads nowhere else weighs 1e-9 times its count, as the hop
+    // steps) or a synonym of it
     MATCH (bridge)-[m1:MENTIONED_IN]->(s:Passage)
-    WHERE coalesce(m1.named, true) AND $sources[s.id] IS NOT NULL AND bridgeLeads
-    RETURN s, bridge AS named, null AS synonym, toFloat(coalesce(m1.count, 1)) AS step
+    WHERE coalesce(m1.named, true) AND $sources[s.id] IS NOT NULL
+    RETURN s, bridge AS named, null AS synonym,
+           toFloat(coalesce(m1.count, 1)) * CASE WHEN bridgeLeads THEN 1.0 ELSE 1.0e-9 END AS step
     UNION ALL
     MATCH (bridge)-[r:SYNONYM]-(named:Phrase)
     CALL (named) {
@@ -66,10 +69,11 @@ CALL () {
   ORDER BY path.part DESC, path.phrase, path.synonym_of
   WITH p, s, collect(path)[0] AS path
   WITH s, collect({p: p, path: path}) AS reached
-  WITH s, reached, reduce(t = 0.0, c IN [(s)<-[n:MENTIONED_IN]-(b:Phrase) WHERE coalesce(n.named, true) AND (
-         EXISTS { (b)-[:SYNONYM]-(o:Phrase) WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only } }
-         OR COUNT { (b)-[k:MENTIONED_IN]->(q:Passage) WHERE coalesce(k.named, true) AND ($only IS NULL OR id(q) IN $only) } > 1)
-         | toFloat(coalesce(n.count, 1))] | t + c) AS sourceDegree
+  WITH s, reached, reduce(t = 0.0, c IN [(s)<-[n:MENTIONED_IN]-(b:Phrase) WHERE coalesce(n.named, true)
+         | toFloat(coalesce(n.count, 1)) * CASE WHEN
+             EXISTS { (b)-[:SYNONYM]-(o:Phrase) WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only } }
+             OR COUNT { (b)-[k:MENTIONED_IN]->(q:Passage) WHERE coalesce(k.named, true) AND ($only IS NULL OR id(q) IN $only) } > 1
+           THEN 1.0 ELSE 1.0e-9 END] | t + c) AS sourceDegree
   WITH s, reached, $sources[s.id] / CASE WHEN sourceDegree > 0 THEN sourceDegree ELSE 1 END AS share
   UNWIND reached AS r
   WITH r.p AS p, {passage: s.id, phrase: r.path.phrase, synonym_of: r.path.synonym_of, flow: share * r.path.part,

@@ -19,9 +19,9 @@
 // Parameters: $sources, $damping, $only, $window.
 // one step: each phrase's mass from every source that names it (over (1 - d) d), and the passages (with their
 // mentions' weights) and synonyms it leads to, each phrase read once. A phrase that leads nowhere else (its source
-// alone names it, no synonym joins it) takes no part, as in the entity walk (the `path` weights of
-// cypher/project_mention_graph.cypher): a source passes its mass on along the entities it shares, each source's
-// degree the weights of those mentions.
+// alone names it, no synonym joins it) weighs 1e-9 times its count, as in the entity walk (the `path` weights of
+// cypher/project_mention_graph.cypher): a source passes its mass on along the entities it shares, and one that
+// shares none, into its own entities, which send it all back (the limit of a weight that tends to 0).
 CALL () {
   UNWIND $sources AS x
   MATCH (s:Passage)<-[m:MENTIONED_IN]-(b:Phrase) WHERE id(s) = toInteger(x[0]) AND coalesce(m.named, true)
@@ -35,20 +35,20 @@ CALL () {
     WHERE $only IS NULL OR EXISTS { (o)-[:MENTIONED_IN]->(q:Passage) WHERE id(q) IN $only }
     RETURN collect([o, t.score]) AS synonyms
   }
-  WITH sent, named, synonyms WHERE size(named) > 1 OR size(synonyms) > 0
-  WITH collect({sent: sent, named: named, synonyms: synonyms}) AS leading
-  // each source's degree (its mentions of those phrases), grouped once, then each phrase's flow: what every source
-  // that names it sends it, its weight times the mention's share of that degree
-  CALL (leading) {
-    UNWIND range(0, size(leading) - 1) AS i
-    UNWIND leading[i].sent AS x
-    WITH x[0] AS source, collect([i, x[1] * x[2]]) AS parts, sum(x[2]) AS degree
+  WITH collect({sent: sent, named: named, synonyms: synonyms,
+                path: CASE WHEN size(named) > 1 OR size(synonyms) > 0 THEN 1.0 ELSE 1.0e-9 END}) AS entered
+  // each source's degree (its mentions, each its count times its phrase's path weight), grouped once, then each
+  // phrase's flow: what every source that names it sends it, its weight times the mention's share of that degree
+  CALL (entered) {
+    UNWIND range(0, size(entered) - 1) AS i
+    UNWIND entered[i].sent AS x
+    WITH x[0] AS source, collect([i, x[1] * x[2] * entered[i].path]) AS parts, sum(x[2] * entered[i].path) AS degree
     UNWIND parts AS part
     WITH part[0] AS i, sum(part[1] / degree) AS flow
     RETURN collect([i, flow]) AS flows
   }
   UNWIND flows AS f
-  WITH leading[f[0]] AS b, f[1] AS flow
+  WITH entered[f[0]] AS b, f[1] AS flow
   WITH b, flow, reduce(w = 0.0, y IN b.named + b.synonyms | w + y[1]) AS degree
   RETURN collect({share: flow / degree, named: b.named, synonyms: b.synonyms}) AS phrases
 }

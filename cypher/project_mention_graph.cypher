@@ -8,7 +8,8 @@
 // Each edge also has a `path` weight, the one the entity walk follows (cypher/entity_walk.cypher): its weight,
 // but 1e-9 on the mention of a phrase that leads nowhere else (named by that one passage, with no synonym). The
 // passage sends such phrases next to none of its mass (the limit of a weight that tends to 0), so what it passes
-// on goes along the entities it shares; a phrase that leads nowhere still sends its one passage all it holds
+// on goes along the entities it shares (a passage that shares none sends its own alike, and gets it all back); a
+// phrase that leads nowhere still sends its one passage all it holds
 // (its one edge is the whole of its degree), so a question that names it seeds that passage.
 // One thread reads it (readConcurrency 1): GDS keeps buffers per reading thread and property, so with the default
 // the second property doubled a small namespace's projection (demo: 31 to 59 MiB); with one thread it is 17 MiB,

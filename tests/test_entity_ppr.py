@@ -586,6 +586,53 @@ def test_the_entity_walk_passes_a_passage_mass_on_along_the_entities_it_shares(m
     assert own[0].id == "vale-own" and own[0].signals["entity_walk_rank"] == 1
 
 
+def test_a_passage_whose_names_lead_nowhere_else_gets_its_mass_back_through_them(memory_factory):
+    """A passage none of whose names another passage holds, or a synonym joins, steps into its own names (the limit
+    of their `path` weights, all alike small): they send it all back. So the hop from it returns it (1 - d) d^2 of
+    its weight, the mass GDS's PageRank gives over the hop's weights (the benchmarks' projection), and the
+    reference's walks pass its mass on where they step from a passage into the names that lead somewhere, as GDS
+    does, while a passage that shares a name sends its own names next to nothing."""
+    from hippo_neo4j.db import cypher
+    from hippo_neo4j.evaluation.reference import LEADS_NOWHERE, short_walk
+    from hippo_neo4j.retrieve.entity_ppr import HOP_STEPS, EntityPPRRetriever
+
+    memory = memory_factory()
+    isle = P("isle", "Mira Solt sailed to Pell Island.", ("Mira Solt", "sailed to", "Pell Island"))
+    memory.index(named(OWN_NAMES + [isle]))
+    d, ns = memory.config.damping, memory.namespace
+    assert rows(memory.driver, "MATCH (b:Phrase {ns: $ns})-[:MENTIONED_IN]->(:Passage {id: 'isle'}) RETURN "
+                "count(b) AS names, sum(count { (b)-[:SYNONYM]-() } + count { (b)-[:MENTIONED_IN]->() }) AS edges",
+                ns=ns)[0] == {"names": 2, "edges": 2}  # two names, each with its one mention alone
+    passages = {r["n"]: r["id"] for r in rows(memory.driver,
+                                              "MATCH (p:Passage {ns: $ns}) RETURN id(p) AS n, p.id AS id", ns=ns)}
+    hop = EntityPPRRetriever._hop(memory.retriever("entity-ppr"), {"isle": 1.0}, passages,
+                                  lambda params: memory.store.run("entity_ppr_hop", **params), memory.config)
+    assert hop.ids == ["isle"] and hop.score["isle"] == pytest.approx((1 - d) * d * d, rel=1e-12)
+    graph = "test-hop-leads-nowhere"
+    memory.driver.execute_query(cypher("bench_project_hop_graph"), graph=graph, ns=ns, database_=memory.database)
+    try:  # one source of weight 1: the node alone (GDS 2.13, on Neo4j 5.26, takes no weighted sourceNodes)
+        window = rows(memory.driver, "MATCH (s:Passage {ns: $ns, id: 'isle'}) CALL gds.pageRank.stream($graph, "
+                      "{sourceNodes: [s], dampingFactor: $damping, relationshipWeightProperty: 'weight', "
+                      "maxIterations: $iterations, tolerance: 1e-12, concurrency: 1}) YIELD nodeId, score "
+                      "WHERE score > 0 RETURN nodeId, score", ns=ns, graph=graph, damping=d, iterations=HOP_STEPS + 1)
+    finally:
+        memory.driver.execute_query("CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName",
+                                    graph=graph, database_=memory.database)
+    walked = {passages[r["nodeId"]]: r["score"] for r in window if r["nodeId"] in passages}
+    assert walked == pytest.approx({"isle": (1 - d) + hop.score["isle"]}, rel=1e-9)
+    ref = ReferenceGraph.load(memory.driver, memory.database, ns, hipporag2=True)
+    n = len(ref.phrases)
+    reset = np.zeros(n + len(ref.passages))
+    reset[n + ref.passages.index("isle")] = 1.0
+    short = dict(zip(ref.passages, short_walk(ref.hop_transition_t, reset, d, HOP_STEPS)[n:]))
+    assert {p: m for p, m in short.items() if m > 0} == pytest.approx(walked, rel=1e-9)
+    for t in (ref.entity_transition_t, ref.hop_transition_t):  # T^T: a passage's column is where its mass goes
+        out = np.asarray(t.sum(axis=0)).ravel()[n:]
+        assert out[ref.passages.index("isle")] == pytest.approx(1.0)  # passed on, not lost
+    own = ref.entity_transition_t[:, n + ref.passages.index("vale-own")].toarray().ravel()
+    assert own[ref.phrase_index["tin lake"]] == pytest.approx(LEADS_NOWHERE / (1 + 2 * LEADS_NOWHERE))
+
+
 # A film, its director's own article (three facts about her) and another film that names her once.
 FILM_HOP = [
     P("film", "Grey Harbour is a 1998 drama directed by Ilse Marek.", ("Grey Harbour", "directed by", "Ilse Marek")),

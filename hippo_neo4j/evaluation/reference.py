@@ -30,6 +30,10 @@ from ..text import normalize_phrase
 if TYPE_CHECKING:
     from ..memory import HippoRAG
 
+# the weight (times its own) with which the entity walk and the hop step from a passage into a phrase that leads
+# nowhere else: cypher/project_mention_graph.cypher's `path` weight, the stand-in for a weight that tends to 0
+LEADS_NOWHERE = 1.0e-9
+
 
 @dataclass
 class ReferenceGraph:
@@ -42,12 +46,13 @@ class ReferenceGraph:
     # hipporag2 only (load(..., hipporag2=True))
     full_transition_t: sp.csr_matrix | None = None  # (phrases + passages)^2, passages after the phrases
     mention_transition_t: sp.csr_matrix | None = None  # the same nodes, named MENTIONED_IN edges only (entity-ppr)
-    # the same, where a passage steps only into the phrases that lead somewhere else (the entity walk)
+    # the same, where a passage steps into the phrases that lead nowhere else LEADS_NOWHERE times as much (the entity
+    # walk)
     entity_transition_t: sp.csr_matrix | None = None
     hop_transition_t: sp.csr_matrix | None = None  # those, each named mention weighted by its count (the second hop)
     leads: np.ndarray | None = None  # the phrases that lead somewhere else (another passage, a synonym)
-    # T^T of the mention graph, each mention once or by its count (``counted``), where a passage steps only into the
-    # phrases of the mask ``leads`` (None: into every one)
+    # T^T of the mention graph, each mention once or by its count (``counted``), where a passage steps into the
+    # phrases outside the mask ``leads`` LEADS_NOWHERE times as much (None: into every one alike)
     path_transition: Callable[[bool, np.ndarray | None], sp.csr_matrix] | None = None
     # a passage's named mentions there (its degree), of every phrase ("all") or of those with another neighbour ("shared")
     mention_counts: dict[str, np.ndarray] = field(default_factory=dict)
@@ -127,9 +132,10 @@ class ReferenceGraph:
                        leads: np.ndarray | None = None) -> tuple[sp.csr_matrix, sp.csr_matrix, np.ndarray]:
             """The mention graph's T^T with these weights on the named mentions (synonyms their score), its
             phrase-passage links and each node's weighted degree; with ``leads`` (a phrase mask), a passage steps
-            into those phrases only (the limit of the `path` weights of cypher/project_mention_graph.cypher)."""
+            into the other phrases with LEADS_NOWHERE times their weight, the `path` weights of
+            cypher/project_mention_graph.cypher (a passage that names none of those phrases into its own)."""
             links = sp.csr_matrix((weights, where), shape=(len(self.phrases), len(self.passages)))
-            back = links if leads is None else sp.diags(leads.astype(np.float64)) @ links
+            back = links if leads is None else sp.diags(np.where(leads, 1.0, LEADS_NOWHERE)) @ links
             both = sp.bmat([[synonym, links], [back.T, None]], format="csr")
             both = sp.csr_matrix(both, shape=(len(self.phrases) + len(self.passages),) * 2)
             out = np.asarray(both.sum(axis=1)).ravel()
@@ -142,7 +148,7 @@ class ReferenceGraph:
         counts = [r["c"] for r in named]
         self.leads = shared
         self.path_transition = lambda counted, leads: transition(counts if counted else [1.0] * len(named), leads)[0]
-        # the entity walk and the hop step only into the phrases that lead somewhere else
+        # the entity walk and the hop step from a passage into the phrases that lead somewhere (others: LEADS_NOWHERE)
         self.entity_transition_t = self.path_transition(False, shared)
         self.hop_transition_t = self.path_transition(True, shared)  # the hop: each mention as often as it is made
         self.mention_counts = {"all": out[len(self.phrases):], "shared": np.asarray(links[shared].sum(axis=0)).ravel()}
