@@ -415,7 +415,13 @@ def test_scores_follow_the_order_and_each_passage_says_which_evidence_placed_it(
     # phrase that one of his passages names): one mass, so one rank, the last place they hold, not 4 to 9 by id
     alike = [p.signals["entity_walk_rank"] for p in result.passages if not p.id.startswith("lane")]
     assert len(alike) == 6 and set(alike) == {9}
-    walk = memory.query(QUESTION, mode="entity-ppr-walk", top_k=9, entities=["Thomas Lane"])
+    ran, run = [], memory.store.run
+    memory.store.run = lambda name, **params: ran.append(name) or run(name, **params)
+    try:
+        walk = memory.query(QUESTION, mode="entity-ppr-walk", top_k=9, entities=["Thomas Lane"])
+    finally:
+        memory.store.run = run
+    assert "entity_ppr_passages" in ran and "entity_walk" not in ran and "entity_ppr_hop" not in ran
     for p in walk.passages:  # no entity walk: the walk's and dense's ranks alone
         assert set(p.signals["evidence"]) == {"walk", "dense"} and p.signals["entity_walk_rank"] is None
         assert p.score == pytest.approx(-np.log10(min(p.signals["walk_rank"], p.signals["dense_rank"]) / m))

@@ -274,16 +274,17 @@ class ReferenceGraph:
             z[np.argsort(-z, kind="stable")[passage_seeds:]] = 0.0
         if sd > 0 and z.sum() > 0:
             reset[n:] = (1.0 - entity_share if raw else 1.0) * z / z.sum()
-        assert self.path_transition is not None and self.leads is not None
-        leads = self.leads.copy()
-        if seed_mentions:
-            leads[[self.phrase_index[t] for t in raw]] = True
-        transitions = {(signal, counted): self.path_transition(counted, leads if signal in paths else None)
-                       for signal, counted in (("walk", False), ("entity", False), ("hop", True))} \
-            if seed_mentions or paths != {"entity", "hop"} else {
-                ("walk", False): self.mention_transition_t, ("entity", False): self.entity_transition_t,
-                ("hop", True): self.hop_transition_t}
-        full = walk(transitions["walk", False], reset, damping, tol, max_iter)
+        # each signal's graph (the hop's weighs each mention by its count): the mode's, or a variant's own
+        transitions = {"walk": self.mention_transition_t, "entity": self.entity_transition_t,
+                       "hop": self.hop_transition_t}
+        if seed_mentions or paths != {"entity", "hop"}:
+            assert self.path_transition is not None and self.leads is not None
+            leads = self.leads.copy()
+            if seed_mentions:
+                leads[[self.phrase_index[t] for t in raw]] = True
+            transitions = {signal: self.path_transition(signal == "hop", leads if signal in paths else None)
+                           for signal in transitions}
+        full = walk(transitions["walk"], reset, damping, tol, max_iter)
 
         count = np.maximum(self.mention_counts[mentions], 1.0)
         every = self.mention_counts["all"]
@@ -311,11 +312,11 @@ class ReferenceGraph:
         if raw and agreement:
             entity_reset = np.zeros_like(reset)
             entity_reset[:n] = reset[:n]
-            by_entity = ranking(walk(transitions["entity", False], entity_reset, damping, tol, max_iter), signal="entity")
+            by_entity = ranking(walk(transitions["entity"], entity_reset, damping, tol, max_iter), signal="entity")
             sources = hop_sources(agreement_chances(int(usable.sum()), by_dense, by_entity)) if hop else {}
             if sources:
-                by_hop = ranking(*(hop_masses or functools.partial(ReferenceGraph.hop_masses, transition=transitions[
-                    "hop", True]))(self, q, sources, damping), signal="hop")
+                hop_of = hop_masses or functools.partial(ReferenceGraph.hop_masses, transition=transitions["hop"])
+                by_hop = ranking(*hop_of(self, q, sources, damping), signal="hop")
         found = evidence(int(usable.sum()), by_dense, by_walk, by_entity, by_hop)
         ranked = found.order()[:top_k]
         return {"passages": [(pid, found.score(pid)) for pid in ranked], "placed": {pid: found.placed[pid] for pid in ranked},

@@ -15,7 +15,7 @@ The signals, each a ranking of the namespace's passages:
   λ : 1 − λ (``entity_share``, ½);
 - **the second hop** (``cypher/entity_ppr_hop.cypher``): a walk of :data:`HOP_STEPS` steps from the passages dense
   and the entity walk agree on, each weighted by that agreement: where that first hop of the answer leads (the
-  passages that share an entity with it, or a synonym of one), stepping, as the entity walk does, only into the
+  passages that share an entity with it, or a synonym of one), stepping, as the entity walk does, along the
   phrases that lead somewhere else. It follows each mention as often as the passage makes it
   (``MENTIONED_IN.count``: the facts that name the entity, plus one), so it leaves a passage by what the passage
   says most about and reaches first the passages that say most about that entity: a film's director's own article
@@ -340,17 +340,18 @@ class EntityPPRRetriever(Retriever):
 
         def entity_walk(args: dict[str, Any]) -> list[Any]:
             """The entity walk (its seeds alone), then the second hop from the passages it and dense agree on, both
-            while the walk runs, on its projection (neither reads the walk)."""
+            while the walk runs, on its projection (neither reads the walk); neither without agreement (the walk and
+            dense alone rank: entity-ppr-walk)."""
+            if not config.entity_agreement:
+                return [{"entity": None, "sources": {}, "hop": None}]
             records = self.store.run("entity_walk", **args)
             entity = (Ranking.of(passage_masses(records[0]["window"], walked["passages"]), walk_precision(config))
                       if walked["seeds"] else None)
-            if not config.entity_agreement:
-                entity = None  # the walk alone ranks (the entity walk still says each passage's entity share)
             agreed = agreement_chances(len(walked["passages"]), walked["dense"], entity)
             sources = hop_sources(agreed) if config.entity_hop else {}  # none without an entity walk
             hop = self._hop(sources, walked["passages"], lambda more: self.store.run("entity_ppr_hop", **more),
                             config, args["only"]) if sources else None
-            return [{"entityWindow": records[0]["window"], "entity": entity, "sources": sources, "hop": hop}]
+            return [{"entity": entity, "sources": sources, "hop": hop}]
 
         records = self.walk(result, query, "entity_ppr_passages", *self.projections(config), needs=newest, prepare=prepare,
                             beside=entity_walk, **params)
